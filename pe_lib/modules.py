@@ -196,7 +196,8 @@ class TransformerEmbedding(nn.Module):
             _check_ids("segment_ids", segment_ids, self.num_segments, "num_segments")
             if segment_ids.shape != token_ids.shape:
                 raise ValueError(
-                    f"segment_ids must have the shape of token_ids {tuple(token_ids.shape)}, got {tuple(segment_ids.shape)}"
+                    f"segment_ids must have the shape of token_ids {tuple(token_ids.shape)}, "
+                    f"got {tuple(segment_ids.shape)}"
                 )
             x = x + self.segment(segment_ids)
         elif self.segment is not None:
