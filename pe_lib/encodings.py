@@ -18,8 +18,9 @@ _BLOCK = 256
 
 def _denominators(d_model, base):
     """The paper's divisor base**(2i/d_model) for each sin/cos pair i, shape (ceil(d/2),)."""
-    pairs = np.arange((d_model + 1) // 2)
-    return base ** (2 * pairs / d_model)
+    # The C library's pow (Python's float **) rounds correctly here; NumPy's vectorised
+    # power can be an ulp off, which at position 10**4 is already 1e-12 in the angle.
+    return np.array([base ** (2 * i / d_model) for i in range((d_model + 1) // 2)])
 
 
 def frequencies(d_model, *, base=10000.0):
@@ -97,6 +98,8 @@ def sinusoidal_encoding(positions, d_model, *, base=10000.0, layout="interleaved
         if dtype == np.float32 and n > 0:
             return _float32_table(n, d_model, base, layout)
         positions = np.arange(n, dtype=np.float64)
+    elif np.ndim(positions) == 0:
+        raise TypeError(f"positions must be an int count or a 1-D array of positions, got {positions!r}")
     else:
         positions = _checks.real_array("positions", positions, ndim=1)
     angles = positions[:, None] / _denominators(d_model, base)

@@ -1,0 +1,198 @@
+"""Bad input gets a clear error naming the argument, its value and what is allowed: one case per test."""
+
+import re
+
+import numpy as np
+import pytest
+import torch
+
+import pe_lib
+
+CASES = {
+    # sinusoidal_encoding and friends
+    "d_model zero": (lambda: pe_lib.sinusoidal_encoding(4, 0), ValueError, ["d_model", "0", "positive int"]),
+    "d_model negative": (lambda: pe_lib.sinusoidal_encoding(4, -2), ValueError, ["d_model", "-2"]),
+    "d_model float": (lambda: pe_lib.sinusoidal_encoding(4, 8.0), TypeError, ["d_model", "8.0", "positive int"]),
+    "d_model bool": (lambda: pe_lib.sinusoidal_encoding(4, True), TypeError, ["d_model", "True"]),
+    "d_model string": (lambda: pe_lib.sinusoidal_encoding(4, "8"), TypeError, ["d_model", "'8'"]),
+    "base one": (lambda: pe_lib.sinusoidal_encoding(4, 8, base=1), ValueError, ["base", "1.0", "greater than 1"]),
+    "base below one": (lambda: pe_lib.sinusoidal_encoding(4, 8, base=0.5), ValueError, ["base", "0.5"]),
+    "base infinite": (lambda: pe_lib.sinusoidal_encoding(4, 8, base=float("inf")), ValueError, ["base", "inf"]),
+    "base nan": (lambda: pe_lib.sinusoidal_encoding(4, 8, base=float("nan")), ValueError, ["base", "nan"]),
+    "base string": (lambda: pe_lib.sinusoidal_encoding(4, 8, base="1e4"), TypeError, ["base", "'1e4'"]),
+    "unknown layout": (
+        lambda: pe_lib.sinusoidal_encoding(4, 8, layout="sin-cos"),
+        ValueError,
+        ["layout", "'sin-cos'", "'interleaved'", "'concatenated'"],
+    ),
+    "integer dtype": (lambda: pe_lib.sinusoidal_encoding(4, 8, dtype=np.int32), TypeError, ["dtype", "int32"]),
+    "negative count": (lambda: pe_lib.sinusoidal_encoding(-3, 8), ValueError, ["positions", "-3"]),
+    "float count": (lambda: pe_lib.sinusoidal_encoding(4.0, 8), TypeError, ["positions", "4.0"]),
+    "nan position": (lambda: pe_lib.sinusoidal_encoding([0.0, np.nan], 8), ValueError, ["positions", "nan"]),
+    "infinite position": (lambda: pe_lib.sinusoidal_encoding([np.inf], 8), ValueError, ["positions", "inf"]),
+    "2-D positions": (lambda: pe_lib.sinusoidal_encoding(np.zeros((2, 2)), 8), ValueError, ["positions", "(2, 2)"]),
+    "string positions": (lambda: pe_lib.sinusoidal_encoding(["a"], 8), TypeError, ["positions", "dtype"]),
+    "bool positions": (lambda: pe_lib.sinusoidal_encoding([True, False], 8), TypeError, ["positions", "bool"]),
+    "frequencies d_model": (lambda: pe_lib.frequencies(0), ValueError, ["d_model", "0"]),
+    "frequencies base": (lambda: pe_lib.frequencies(8, base=-5), ValueError, ["base", "-5.0"]),
+    "wavelengths d_model": (lambda: pe_lib.wavelengths(2.5), TypeError, ["d_model", "2.5"]),
+    "rotation odd d_model": (lambda: pe_lib.relative_rotation(1, 7), ValueError, ["d_model", "7", "even"]),
+    "rotation nan offset": (lambda: pe_lib.relative_rotation(np.nan, 8), ValueError, ["k", "nan"]),
+    "rotation string offset": (lambda: pe_lib.relative_rotation("1", 8), TypeError, ["k", "'1'"]),
+    "integer negative n": (lambda: pe_lib.integer_encoding(-1, 4), ValueError, ["n", "-1"]),
+    "normalized float n": (lambda: pe_lib.normalized_encoding(3.5, 4), TypeError, ["n", "3.5"]),
+    "normalized d_model": (lambda: pe_lib.normalized_encoding(3, 0), ValueError, ["d_model", "0"]),
+    "binary too many positions": (lambda: pe_lib.binary_encoding(9, 3), ValueError, ["n=9", "2**d_model = 8"]),
+    "similarity 1-D": (lambda: pe_lib.dot_product_similarity(np.ones(3)), ValueError, ["encoding", "2-D", "(3,)"]),
+    "similarity nan": (lambda: pe_lib.dot_product_similarity([[np.nan]]), ValueError, ["encoding", "nan"]),
+    # self_attention
+    "attention 1-D x": (lambda: pe_lib.self_attention(np.ones(3), *_w(3)), ValueError, ["x", "2-D", "(3,)"]),
+    "attention w_q rows": (
+        lambda: pe_lib.self_attention(np.ones((2, 3)), np.ones((4, 2)), *_w(3)[1:]),
+        ValueError,
+        ["w_q", "(3, d_out)", "(4, 2)"],
+    ),
+    "attention w_k width": (
+        lambda: pe_lib.self_attention(np.ones((2, 3)), np.ones((3, 2)), np.ones((3, 5)), np.ones((3, 2))),
+        ValueError,
+        ["w_k", "(3, 2)", "(3, 5)"],
+    ),
+    "attention w_v rows": (
+        lambda: pe_lib.self_attention(np.ones((2, 3)), *_w(3)[:2], np.ones((2, 2))),
+        ValueError,
+        ["w_v", "(2, 2)"],
+    ),
+    "attention nan x": (lambda: pe_lib.self_attention([[np.nan, 0, 0]], *_w(3)), ValueError, ["x", "nan"]),
+    "attention mask shape": (
+        lambda: pe_lib.self_attention(np.ones((2, 3)), *_w(3), mask=np.ones((3, 3), bool)),
+        ValueError,
+        ["mask", "(2, 2)", "(3, 3)"],
+    ),
+    "attention mask dtype": (
+        lambda: pe_lib.self_attention(np.ones((2, 3)), *_w(3), mask=np.ones((2, 2))),
+        ValueError,
+        ["mask", "boolean", "float64"],
+    ),
+    "attention empty mask row": (
+        lambda: pe_lib.self_attention(np.ones((2, 3)), *_w(3), mask=np.array([[True, False], [False, False]])),
+        ValueError,
+        ["mask row 1"],
+    ),
+    # torch modules: construction
+    "module d_model": (lambda: pe_lib.SinusoidalPositionalEncoding(0), ValueError, ["d_model", "0"]),
+    "module max_len": (lambda: pe_lib.SinusoidalPositionalEncoding(8, max_len=0), ValueError, ["max_len", "0"]),
+    "module base": (lambda: pe_lib.SinusoidalPositionalEncoding(8, base=1.0), ValueError, ["base", "1.0"]),
+    "module layout": (lambda: pe_lib.SinusoidalPositionalEncoding(8, layout="x"), ValueError, ["layout", "'x'"]),
+    "module dropout": (lambda: pe_lib.SinusoidalPositionalEncoding(8, dropout=1.5), ValueError, ["dropout", "1.5"]),
+    "learned max_len": (lambda: pe_lib.LearnedPositionalEmbedding(-1, 8), ValueError, ["max_len", "-1"]),
+    "learned d_model": (lambda: pe_lib.LearnedPositionalEmbedding(8, 2.0), TypeError, ["d_model", "2.0"]),
+    "embedding vocab": (lambda: pe_lib.TransformerEmbedding(0, 8), ValueError, ["vocab_size", "0"]),
+    "embedding positional": (
+        lambda: pe_lib.TransformerEmbedding(10, 8, positional="rope"),
+        ValueError,
+        ["positional", "'rope'", "'sinusoidal'", "'learned'", "'none'"],
+    ),
+    "embedding padding_idx": (
+        lambda: pe_lib.TransformerEmbedding(10, 8, padding_idx=10),
+        ValueError,
+        ["padding_idx", "10", "vocab_size=10"],
+    ),
+    "embedding segments": (lambda: pe_lib.TransformerEmbedding(10, 8, num_segments=-1), ValueError, ["num_segments"]),
+    # torch modules: forward
+    "wrong last dimension": (
+        lambda: pe_lib.SinusoidalPositionalEncoding(8)(torch.zeros(2, 3, 10)),
+        ValueError,
+        ["x", "d_model=8", "(2, 3, 10)"],
+    ),
+    "rank 1 input": (lambda: pe_lib.SinusoidalPositionalEncoding(8)(torch.zeros(8)), ValueError, ["x", "(8,)"]),
+    "rank 4 input": (
+        lambda: pe_lib.SinusoidalPositionalEncoding(8, batch_first=False)(torch.zeros(1, 2, 3, 8)),
+        ValueError,
+        ["(seq, batch, d_model)", "(1, 2, 3, 8)"],
+    ),
+    "integer input": (
+        lambda: pe_lib.SinusoidalPositionalEncoding(8)(torch.zeros(2, 8, dtype=torch.long)),
+        TypeError,
+        ["x", "floating-point", "torch.int64"],
+    ),
+    "numpy input": (lambda: pe_lib.SinusoidalPositionalEncoding(8)(np.zeros((2, 8))), TypeError, ["x", "ndarray"]),
+    "learned wrong last dimension": (
+        lambda: pe_lib.LearnedPositionalEmbedding(8, 4)(torch.zeros(2, 3)),
+        ValueError,
+        ["x", "d_model=4", "(2, 3)"],
+    ),
+    "learned too long": (
+        lambda: pe_lib.LearnedPositionalEmbedding(8, 4)(torch.zeros(1, 9, 4)),
+        ValueError,
+        ["sequence length 9", "max_len=8"],
+    ),
+    "learned too long sequence-first": (
+        lambda: pe_lib.LearnedPositionalEmbedding(8, 4, batch_first=False)(torch.zeros(12, 2, 4)),
+        ValueError,
+        ["sequence length 12", "max_len=8"],
+    ),
+    "token id out of vocabulary": (
+        lambda: pe_lib.TransformerEmbedding(10, 8)(torch.tensor([[1, 10]])),
+        ValueError,
+        ["token_ids", "vocab_size=10", "got 10"],
+    ),
+    "negative token id": (
+        lambda: pe_lib.TransformerEmbedding(10, 8)(torch.tensor([[-1, 2]])),
+        ValueError,
+        ["token_ids", "got -1"],
+    ),
+    "float token ids": (
+        lambda: pe_lib.TransformerEmbedding(10, 8)(torch.tensor([[1.0, 2.0]])),
+        TypeError,
+        ["token_ids", "torch.float32"],
+    ),
+    "list token ids": (lambda: pe_lib.TransformerEmbedding(10, 8)([[1, 2]]), TypeError, ["token_ids", "list"]),
+    "3-D token ids": (
+        lambda: pe_lib.TransformerEmbedding(10, 8)(torch.zeros(1, 2, 3, dtype=torch.long)),
+        ValueError,
+        ["token_ids", "(1, 2, 3)"],
+    ),
+    "too long for learned positions": (
+        lambda: pe_lib.TransformerEmbedding(10, 8, positional="learned", max_len=4)(
+            torch.zeros(1, 5, dtype=torch.long)
+        ),
+        ValueError,
+        ["sequence length 5", "max_len=4"],
+    ),
+    "segment ids wrong shape": (
+        lambda: pe_lib.TransformerEmbedding(10, 8, num_segments=2)(
+            torch.ones(1, 3, dtype=torch.long), torch.ones(3, 1, dtype=torch.long)
+        ),
+        ValueError,
+        ["segment_ids", "(1, 3)", "(3, 1)"],
+    ),
+    "segment id out of range": (
+        lambda: pe_lib.TransformerEmbedding(10, 8, num_segments=2)(
+            torch.ones(1, 3, dtype=torch.long), torch.full((1, 3), 2)
+        ),
+        ValueError,
+        ["segment_ids", "num_segments=2", "got 2"],
+    ),
+    "segment ids without segments": (
+        lambda: pe_lib.TransformerEmbedding(10, 8)(
+            torch.ones(1, 3, dtype=torch.long), torch.zeros(1, 3, dtype=torch.long)
+        ),
+        ValueError,
+        ["segment_ids", "num_segments=0"],
+    ),
+}
+
+
+def _w(d_in, d_k=2):
+    return np.ones((d_in, d_k)), np.ones((d_in, d_k)), np.ones((d_in, d_k))
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_bad_input_gets_a_clear_error(case):
+    call, error, fragments = CASES[case]
+    with pytest.raises(error) as raised:
+        call()
+    message = str(raised.value)
+    for fragment in fragments:
+        assert fragment in message, f"{fragment!r} missing from {message!r}"
+    assert not re.search(r"index out of range|IndexError", message)
