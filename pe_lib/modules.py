@@ -187,7 +187,7 @@ class TransformerEmbedding(nn.Module):
 
     def forward(self, token_ids, segment_ids=None):
         _check_ids("token_ids", token_ids, self.vocab_size, "vocab_size")
-        x = self.position(self.token(token_ids) * self.scale)
+        x = self.position(self.token(token_ids.long()) * self.scale)
         if segment_ids is not None:
             if self.segment is None:
                 raise ValueError(
@@ -199,7 +199,7 @@ class TransformerEmbedding(nn.Module):
                     f"segment_ids must have the shape of token_ids {tuple(token_ids.shape)}, "
                     f"got {tuple(segment_ids.shape)}"
                 )
-            x = x + self.segment(segment_ids)
+            x = x + self.segment(segment_ids.long())
         elif self.segment is not None:
             x = x + self.segment.weight[0]  # like BERT: no segment ids means every token is in segment 0
         return self.dropout(x)
