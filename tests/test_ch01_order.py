@@ -1,0 +1,300 @@
+"""Notebook 01 (the order problem): its plots, its explorer and its exercise checkers."""
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import time
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
+from matplotlib.figure import Figure
+
+import pe_lib
+from pe_lib import exercises, plots, widgets
+
+D_MODEL = 8
+WORDS_A = "the dog bit the man".split()
+ORDER = [0, 4, 2, 3, 1]  # "the man bit the dog"
+WORDS_B = [WORDS_A[i] for i in ORDER]
+
+
+@pytest.fixture(autouse=True)
+def _close_figures():
+    yield
+    plt.close("all")
+
+
+@pytest.fixture
+def toy():
+    """A tiny vocabulary, its embeddings and attention weights, as in the notebook."""
+    rng = np.random.default_rng(0)
+    vocab = ["the", "dog", "bit", "man", "lion", "kills", "tiger"]
+    embeddings = dict(zip(vocab, rng.normal(size=(len(vocab), D_MODEL)), strict=True))
+    w_q, w_k, w_v = (rng.normal(scale=0.5, size=(D_MODEL, D_MODEL)) for _ in range(3))
+    return embeddings, w_q, w_k, w_v
+
+
+def _attention(toy, words):
+    embeddings, w_q, w_k, w_v = toy
+    return pe_lib.self_attention(np.stack([embeddings[w] for w in words]), w_q, w_k, w_v)
+
+
+# --- plots -----------------------------------------------------------------------------------
+
+
+def test_attention_heatmap_labels_rows_and_columns_with_words(toy):
+    _, weights = _attention(toy, WORDS_A)
+    fig = plots.attention_heatmap(weights, WORDS_A, title="A")
+    assert isinstance(fig, Figure)
+    ax, colorbar = fig.axes
+    assert ax.get_title() == "A"
+    assert "query" in ax.get_ylabel() and "key" in ax.get_xlabel()
+    assert colorbar.get_ylabel() == "attention weight"
+    assert [t.get_text() for t in ax.get_yticklabels()] == WORDS_A
+    assert [t.get_text() for t in ax.get_xticklabels()] == WORDS_A
+    assert len(ax.texts) == len(WORDS_A) ** 2  # one value per cell
+    assert np.allclose(ax.images[0].get_array(), weights)
+
+
+def test_attention_heatmap_draws_into_given_axes_and_can_skip_values(toy):
+    _, weights = _attention(toy, WORDS_A)
+    fig, axes = plt.subplots(1, 2)
+    returned = plots.attention_heatmap(weights, WORDS_A, keys=WORDS_A, title="B", ax=axes[1], annotate=False)
+    assert returned is fig
+    assert axes[1].get_title() == "B" and not axes[1].texts and axes[0].get_title() == ""
+
+
+def test_attention_heatmap_rejects_a_shape_that_does_not_match_the_words():
+    with pytest.raises(ValueError, match="weights must have shape"):
+        plots.attention_heatmap(np.ones((3, 3)) / 3, WORDS_A, title="x")
+
+
+def test_permutation_panels_show_four_labelled_tables_and_two_colour_bars(toy):
+    embeddings, *_ = toy
+    x = np.stack([embeddings[w] for w in WORDS_A])
+    out, _ = _attention(toy, WORDS_A)
+    out_b, _ = _attention(toy, WORDS_B)
+    fig = plots.permutation_panels(x, out, x[ORDER], out_b, WORDS_A, WORDS_B, name="attention")
+    assert isinstance(fig, Figure)
+    panels = [ax for ax in fig.axes if ax.images]
+    colorbars = [ax for ax in fig.axes if not ax.images]
+    assert len(panels) == 4 and len(colorbars) == 2
+    titles = [ax.get_title() for ax in panels]
+    assert titles[0] == "input X" and titles[1] == "attention(X)"
+    assert "P attention(X)" in titles[3]
+    assert {ax.get_ylabel() for ax in colorbars} == {"embedding value", "output value"}
+    assert [t.get_text() for t in panels[2].get_yticklabels()] == WORDS_B
+    assert panels[3].get_xlabel() == "dimension"
+    assert fig.get_suptitle()
+
+
+def test_permutation_panels_reject_rows_that_do_not_match_the_words(toy):
+    out, _ = _attention(toy, WORDS_A)
+    with pytest.raises(ValueError, match="one row per word"):
+        plots.permutation_panels(out, out, out[:3], out, WORDS_A, WORDS_B)
+
+
+def test_order_shift_bars_group_one_bar_per_word_and_model():
+    shifts = {"attention": np.zeros(5), "GRU": np.arange(5.0), "attention + PE": np.ones(5)}
+    fig = plots.order_shift_bars(WORDS_A, shifts, title="moves")
+    ax = fig.axes[0]
+    assert ax.get_title() == "moves" and ax.get_xlabel() == "word" and ax.get_ylabel()
+    assert len(ax.patches) == 5 * 3
+    assert [t.get_text() for t in ax.get_xticklabels()] == WORDS_A
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert labels[1] == "GRU (largest 4)"  # the legend reports each model's largest shift
+
+
+@pytest.mark.parametrize("shifts", [{}, {"GRU": np.ones(4)}])
+def test_order_shift_bars_reject_bad_input(shifts):
+    with pytest.raises(ValueError, match="shifts"):
+        plots.order_shift_bars(WORDS_A, shifts, title="x")
+
+
+# --- explorer --------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def explorer(toy):
+    return widgets.OrderExplorer(*toy, sentences=["the dog bit the man", "Lion kills Tiger"])
+
+
+def test_order_explorer_is_an_explorer_with_sliders(explorer):
+    assert isinstance(explorer, widgets.Explorer)
+    sliders = [c for c in explorer.controls.values() if type(c).__name__ in ("IntSlider", "FloatSlider")]
+    assert len(sliders) == 2
+    assert "pe-explorer" in explorer.widget._dom_classes
+    assert explorer.image.value  # rendered once at construction
+
+
+def test_every_slider_changes_the_figure(explorer):
+    before = explorer.update(pe_strength=0.0, rotate=2)
+    assert explorer.update(pe_strength=0.8) != before
+    assert explorer.update(rotate=3) != before
+
+
+def test_without_positions_reordering_moves_no_output(explorer):
+    for rotate in range(5):
+        explorer.update(pe_strength=0.0, rotate=rotate)
+        assert explorer.state["shift"].max() < 1e-12
+        order = explorer.state["order"]
+        assert np.allclose(explorer.state["weights_plain"], explorer.state["weights_pe"])
+        assert explorer.state["shown"] == [WORDS_A[i] for i in order]
+
+
+def test_with_positions_every_word_moves_and_the_state_matches_pe_lib(explorer, toy):
+    embeddings, w_q, w_k, w_v = toy
+    explorer.update(rotate=2, pe_strength=1.0)
+    state = explorer.state
+    assert state["shown"] == ["bit", "the", "man", "the", "dog"]
+    assert state["shift"].min() > 0.05
+    x = np.stack([embeddings[w] for w in state["shown"]])
+    _, expected = pe_lib.self_attention(x + pe_lib.sinusoidal_encoding(5, D_MODEL), w_q, w_k, w_v)
+    assert np.allclose(state["weights_pe"], expected)
+    assert explorer.images[1].get_array().shape == (5, 5)
+
+
+def test_rotating_by_zero_moves_nothing_even_with_positions(explorer):
+    explorer.update(rotate=0, pe_strength=1.0)
+    assert explorer.state["shift"].max() < 1e-12
+
+
+def test_typed_sentences_resize_the_figure_and_unknown_words_are_stable(explorer, toy):
+    explorer.update(sentence="The cat sat, quietly.", rotate=1)
+    assert explorer.state["words"] == ["the", "cat", "sat", "quietly"]
+    assert explorer.images[0].get_array().shape == (4, 4)
+    assert [t.get_text() for t in explorer.axes[0].get_yticklabels()] == ["cat", "sat", "quietly", "the"]
+    cat = explorer.vector("cat").copy()
+    assert np.array_equal(cat, explorer.vector("cat"))
+    again = widgets.OrderExplorer(*toy, sentences=["cat"])
+    assert np.array_equal(again.vector("cat"), cat)  # seeded by the word: the same in every session
+    assert not np.allclose(cat, explorer.vector("sat"))
+    visible = [bar.get_visible() for bar in explorer.bars]
+    assert visible == [True] * 4 + [False] * (explorer.max_words - 4)
+
+
+def test_long_and_empty_sentences_are_handled(explorer):
+    explorer.update(sentence=" ".join(["dog"] * 12))
+    assert len(explorer.state["words"]) == explorer.max_words
+    assert "first 8 words" in explorer.note.get_text()
+    explorer.update(sentence="   ")
+    assert explorer.state["words"] == ["dog"] * 8  # keeps the last sentence
+    assert "at least one word" in explorer.note.get_text()
+
+
+def test_explorer_needs_a_sentence_and_consistent_embeddings(toy):
+    embeddings, w_q, w_k, w_v = toy
+    with pytest.raises(ValueError, match="sentences"):
+        widgets.OrderExplorer(*toy, sentences=[])
+    for bad in ({}, {"a": np.ones(D_MODEL), "b": np.ones(3)}, {"a": np.ones((2, D_MODEL))}):
+        with pytest.raises(ValueError, match="embeddings"):
+            widgets.OrderExplorer(bad, w_q, w_k, w_v, sentences=["a"])
+
+
+def test_explorer_update_is_quick(explorer):
+    explorer.update(pe_strength=0.1)
+    start = time.process_time()  # CPU time: wall time on a shared CI machine says little
+    for strength in (0.2, 0.3, 0.4):
+        explorer.update(pe_strength=strength)
+    assert (time.process_time() - start) / 3 < 1.5  # ~0.1 s on a laptop; loose for slow CI machines
+
+
+# --- exercise: the permutation matrix --------------------------------------------------------
+
+
+def reference_permutation_matrix(order):
+    return np.eye(len(order))[order]
+
+
+def test_permutation_matrix_checker_accepts_the_reference():
+    feedback = exercises.check_permutation_matrix(reference_permutation_matrix)
+    assert feedback.passed and str(feedback).startswith("[permutation matrix] Correct")
+
+
+def test_permutation_matrix_checker_accepts_other_correct_forms():
+    def with_loop(order):
+        matrix = np.zeros((len(order), len(order)), dtype=int)
+        for row, column in enumerate(order):
+            matrix[row, column] = 1
+        return matrix
+
+    assert exercises.check_permutation_matrix(with_loop)
+    assert exercises.check_permutation_matrix(lambda order: reference_permutation_matrix(order).tolist())
+
+
+@pytest.mark.parametrize(
+    ("answer", "hint"),
+    [
+        (lambda order: reference_permutation_matrix(order).T, "transposed"),
+        (lambda order: np.eye(len(order)), "identity"),
+        (lambda order: np.argsort(order), "1-D"),
+        (lambda order: np.ones((len(order), len(order))), "exactly one 1"),
+        (lambda order: 2 * reference_permutation_matrix(order), "exactly one 1"),
+        (lambda order: np.eye(len(order) + 1), "must have shape"),
+        (lambda order: None, "return the matrix"),
+        (lambda order: np.eye(len(order))[order[::-1]] if len(order) > 1 else np.eye(1), "wrong order"),
+        (lambda order: 1 / 0, "ZeroDivisionError"),
+    ],
+)
+def test_permutation_matrix_checker_names_typical_mistakes(answer, hint):
+    feedback = exercises.check_permutation_matrix(answer)
+    assert not feedback.passed
+    assert hint in feedback.message
+    assert str(feedback).startswith("[permutation matrix] Not yet")
+
+
+# --- exercise: the equivariance test ---------------------------------------------------------
+
+
+def reference_test(f, x, order):
+    return bool(np.allclose(f(x[order]), f(x)[order]))
+
+
+def test_equivariance_checker_accepts_the_reference():
+    feedback = exercises.check_equivariance_test(reference_test)
+    assert feedback.passed and "Correct" in str(feedback)
+    assert exercises.check_equivariance_test(lambda f, x, order: np.allclose(f(x[order]), f(x)[order]))  # np.bool_
+
+
+def test_equivariance_checker_inputs_are_what_its_hints_claim():
+    x, cases = exercises._equivariance_cases()
+    for name, function, order, expected, _ in cases:
+        assert reference_test(function, x, order) == expected, name
+    attention = cases[0][1]
+    for order in (cases[0][2], cases[1][2]):  # attention differs from its shuffle by rounding only
+        assert not np.array_equal(attention(x[order]), attention(x)[order])
+
+
+@pytest.mark.parametrize(
+    ("answer", "hint"),
+    [
+        (lambda f, x, order: np.allclose(f(x[order]), f(x)), "you tested invariance"),
+        (lambda f, x, order: np.allclose(f(x[order]), f(x)[np.argsort(order)]), "other way"),
+        (lambda f, x, order: np.allclose(f(x[order])[order], f(x)), "other way"),
+        (lambda f, x, order: np.array_equal(f(x[order]), f(x)[order]), "np.allclose, not =="),
+        (lambda f, x, order: bool((f(x[order]) == f(x)[order]).all()), "np.allclose, not =="),
+        (lambda f, x, order: True, "should say False"),
+        (lambda f, x, order: False, "should say True"),
+        (lambda f, x, order: f(x[order]) == f(x)[order], "single True or False"),
+        (lambda f, x, order: None, "single True or False"),
+        (lambda f, x, order: np.allclose(f(x[:, order]), f(x)[:, order]), "not the columns"),
+        (lambda f, x, order: 1 / 0, "ZeroDivisionError"),
+    ],
+)
+def test_equivariance_checker_names_typical_mistakes(answer, hint):
+    feedback = exercises.check_equivariance_test(answer)
+    assert not feedback.passed
+    assert hint in feedback.message
+    assert str(feedback).startswith("[equivariance test] Not yet")
+
+
+def test_equivariance_checker_does_not_let_the_learner_change_its_inputs():
+    def sloppy(f, x, order):
+        x[:] = 0.0  # modifies the array it was given
+        return reference_test(f, x, order)
+
+    exercises.check_equivariance_test(sloppy)
+    x, _ = exercises._equivariance_cases()
+    assert np.abs(x).max() > 0  # fresh inputs each call

@@ -1,0 +1,279 @@
+"""Unit tests for the notebook-03 additions: plots, the base explorer and the exercise checkers."""
+
+import math
+
+import matplotlib
+import numpy as np
+import pytest
+import torch
+
+matplotlib.use("Agg")
+
+import ipywidgets  # noqa: E402
+import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+
+import pe_lib  # noqa: E402
+from pe_lib import exercises, plots, widgets  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _close_figures():
+    yield
+    plt.close("all")
+
+
+# ---------------------------------------------------------------- plots
+
+
+def test_dimension_waves_one_lane_per_column():
+    table = pe_lib.sinusoidal_encoding(50, 16)
+    fig = plots.dimension_waves(table, [0, 2, 5], title="waves")
+    assert isinstance(fig, Figure)
+    ax = fig.axes[0]
+    assert ax.get_title() == "waves" and ax.get_xlabel() == "position"
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["dim 0", "dim 2", "dim 5"]
+    curves = [line for line in ax.get_lines() if len(line.get_xdata()) == 50]
+    assert len(curves) == 3
+    # lanes do not overlap: the first column's lane is on top
+    assert min(curves[0].get_ydata()) > max(curves[1].get_ydata())
+
+
+def test_dimension_waves_step_and_existing_axes():
+    fig, ax = plt.subplots()
+    bits = pe_lib.binary_encoding(16, 4)
+    assert plots.dimension_waves(bits, [0, 1], step=True, title="bits", ax=ax) is fig
+    assert ax.get_lines()[0].get_drawstyle().startswith("steps")
+
+
+def test_wavelength_ladder_log_axis_and_reference_lines():
+    lam = pe_lib.wavelengths(64)
+    fig = plots.wavelength_ladder(lam, title="ladder")
+    ax = fig.axes[0]
+    assert ax.get_yscale() == "log" and ax.get_title() == "ladder"
+    assert "wavelength" in ax.get_ylabel() and "pair" in ax.get_xlabel()
+    levels = sorted(line.get_ydata()[0] for line in ax.get_lines()[1:])
+    assert np.allclose(levels, [2 * np.pi, 10000 * 2 * np.pi])
+    assert np.allclose(ax.get_lines()[0].get_ydata(), lam)
+
+
+def test_dimension_profile_bars():
+    values = np.array([3.0, 2.0, 1.0, 0.5])
+    fig = plots.dimension_profile(values, title="profile", ylabel="change", log=True)
+    ax = fig.axes[0]
+    assert len(ax.patches) == 4 and ax.get_yscale() == "log"
+    assert ax.get_ylabel() == "change" and ax.get_xlabel() == "dimension"
+
+
+def test_pair_circle_points_on_unit_circle_with_colorbar():
+    table = pe_lib.sinusoidal_encoding(20, 8)
+    fig = plots.pair_circle(table, 1, annotate=[0, 3], title="circle")
+    ax = fig.axes[0]
+    points = ax.collections[0].get_offsets()
+    assert points.shape == (20, 2)
+    assert np.allclose(np.hypot(points[:, 0], points[:, 1]), 1.0)
+    assert len(fig.axes) == 2  # the colour bar
+    assert fig.axes[1].get_ylabel() == "position"
+    assert [t.get_text() for t in ax.texts] == ["p=0", "p=3"]
+    assert ax.get_xlabel() == "column 2 (sin)" and ax.get_ylabel() == "column 3 (cos)"
+
+
+def test_offset_fit_residuals_one_curve_per_fit():
+    fig = plots.offset_fit_residuals([1, 2, 3], {"a": [0.3, 0.4, 0.5], "b": [0.0, 1e-14, 1e-13]}, title="fit")
+    ax = fig.axes[0]
+    assert len(ax.get_lines()) == 2 and ax.get_yscale() == "log"
+    assert np.all(ax.get_lines()[1].get_ydata() > 0)  # exact zeros are drawable on the log axis
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["a", "b"]
+
+
+def test_distance_by_offset_with_neighbour_lines():
+    offsets = np.arange(1, 11)
+    fig = plots.distance_by_offset(
+        offsets, {"x": np.linspace(1, 2, 10), "y": np.linspace(2, 3, 10)}, neighbour={"x": 1.0}, title="d"
+    )
+    ax = fig.axes[0]
+    assert len(ax.get_lines()) == 3  # two curves and one dashed neighbour line
+    assert ax.get_title() == "d" and "offset" in ax.get_xlabel()
+
+
+def test_distance_by_offset_marks_collisions():
+    distances = np.array([1.0, 2.0, 0.5, 3.0, 0.9])  # offsets 1..5: k = 3 and k = 5 are nearer than k = 1
+    fig = plots.distance_by_offset(np.arange(1, 6), {"b": distances}, neighbour={"b": 1.0}, title="d")
+    dots = [line for line in fig.axes[0].get_lines() if line.get_label() == "collision (b)"]
+    assert len(dots) == 1 and dots[0].get_xdata().tolist() == [3.0, 5.0]
+
+
+def test_layout_comparison_two_panels_one_colorbar():
+    a = pe_lib.sinusoidal_encoding(10, 8)
+    b = pe_lib.sinusoidal_encoding(10, 8, layout="concatenated")
+    fig = plots.layout_comparison(a, b, title="layouts")
+    assert len(fig.axes) == 3
+    assert fig.axes[0].get_title().startswith("interleaved") and fig.axes[1].get_title().startswith("concatenated")
+    assert np.array_equal(fig.axes[1].images[0].get_array(), b)
+    assert fig.get_suptitle() == "layouts"
+
+
+# ---------------------------------------------------------------- explorer
+
+
+def test_base_explorer_is_an_explorer_with_sliders():
+    explorer = widgets.BaseExplorer(n=256, base=10000, d_model=16)
+    assert isinstance(explorer, widgets.Explorer)
+    sliders = (ipywidgets.IntSlider, ipywidgets.FloatSlider, ipywidgets.SelectionSlider)
+    assert set(explorer.controls) == {"base", "d_model", "position"}
+    assert all(isinstance(c, sliders) for c in explorer.controls.values())
+    assert bytes(explorer.image.value).startswith(b"\x89PNG")
+
+
+def test_base_explorer_updates_in_place_and_finds_collisions():
+    explorer = widgets.BaseExplorer(n=2048, base=10000, d_model=16)
+    artists = len(explorer.figure.axes[1].get_lines())
+    before = explorer.update()
+    assert explorer.collisions.size == 0
+    after = explorer.update(base=2)
+    assert after != before
+    assert explorer.collisions.tolist() == [1891]  # the row of 1891 is nearer to row 0 than row 1 is
+    assert len(explorer.figure.axes[1].get_lines()) == artists  # artists changed, not added
+    explorer.update(d_model=8, position=100)
+    assert explorer.collisions.size > 0
+    assert np.all(np.abs(explorer.collisions - 100) >= 2)
+    assert math.isclose(explorer.longest_wavelength, float(pe_lib.wavelengths(8, base=2)[-1]))
+    image = explorer.figure.axes[0].images[0]
+    assert image.get_array().shape == (2048, 8)
+
+
+def test_base_explorer_rejects_bad_arguments():
+    with pytest.raises(ValueError, match="n"):
+        widgets.BaseExplorer(n=0)
+    with pytest.raises(ValueError, match="n must be at least gap"):
+        widgets.BaseExplorer(n=3, gap=2)
+    with pytest.raises(ValueError, match="base must be one of"):
+        widgets.BaseExplorer(base=7)
+    with pytest.raises(ValueError, match="d_model must be one of"):
+        widgets.BaseExplorer(d_model=10)
+
+
+# ---------------------------------------------------------------- checkers: the vectorised table
+
+
+def _table(n, d_model, *, rates=None, swap=False, start=0):
+    i = np.arange(d_model // 2)
+    rates = 10000.0 ** (-2 * i / d_model) if rates is None else rates(i, d_model)
+    angles = (np.arange(n) + start)[:, None] * rates
+    table = np.zeros((n, d_model))
+    table[:, 0::2] = np.cos(angles) if swap else np.sin(angles)
+    table[:, 1::2] = np.sin(angles) if swap else np.cos(angles)
+    return table
+
+
+def _torch_table(n, d_model):
+    div_term = torch.exp(torch.arange(0, d_model, 2) * (-math.log(10000.0) / d_model))
+    angles = torch.arange(n).unsqueeze(1) * div_term
+    table = torch.zeros(n, d_model)
+    table[:, 0::2] = torch.sin(angles)
+    table[:, 1::2] = torch.cos(angles)
+    return table
+
+
+@pytest.mark.parametrize("solution", [_table, _torch_table, lambda n, d: pe_lib.sinusoidal_encoding(n, d)])
+def test_check_sinusoidal_table_accepts_right_answers(solution):
+    feedback = exercises.check_sinusoidal_table(solution)
+    assert feedback.passed and bool(feedback)
+    assert str(feedback).startswith("[sinusoidal table] Correct")
+
+
+@pytest.mark.parametrize(
+    ("wrong", "hint"),
+    [
+        (lambda n, d: np.zeros((n, d)), "returned zeros"),
+        (lambda n, d: _table(n, d, swap=True), "swapped"),
+        (lambda n, d: _table(n, d, rates=lambda i, d: 10000.0 ** (-i / d)), "uses i where the formula has 2i"),
+        (lambda n, d: _table(n, d, rates=lambda i, d: 10000.0 ** (-4 * i / d)), "doubled"),
+        (lambda n, d: _table(n, d, rates=lambda i, d: 10000.0 ** (2 * i / d)), "minus sign"),
+        (lambda n, d: _table(n, d, rates=lambda i, d: np.exp(-2 * i * np.log10(10000) / d)), "natural log"),
+        (lambda n, d: _table(n, d, start=1), "start at 1"),
+        (lambda n, d: pe_lib.sinusoidal_encoding(n, d, layout="concatenated"), "concatenated"),
+        (lambda n, d: _table(n, d).T, "transpose"),
+        (lambda n, d: _table(n + 1, d), "shape"),
+        (lambda n, d: _table(n, d) + 0.05, "first wrong value at position 0, column 0"),
+        (lambda n, d: np.full((n, d), np.nan), "NaN"),
+        (lambda n, d: "not a table", "must return numbers"),
+        (lambda n, d: 1 / 0, "ZeroDivisionError"),
+    ],
+)
+def test_check_sinusoidal_table_rejects_typical_mistakes(wrong, hint):
+    feedback = exercises.check_sinusoidal_table(wrong)
+    assert not feedback.passed
+    assert hint in feedback.message
+    assert str(feedback).startswith("[sinusoidal table] Not yet: ")
+
+
+def test_check_sinusoidal_table_column_own_index():
+    def own_index(n, d_model):
+        j = np.arange(d_model)
+        angles = np.arange(n)[:, None] / 10000.0 ** (j / d_model)
+        return np.where(j % 2 == 0, np.sin(angles), np.cos(angles))
+
+    assert "its own index j" in exercises.check_sinusoidal_table(own_index).message
+
+
+# ---------------------------------------------------------------- checkers: the seed-002 bug
+
+
+def _seed002(position, d_model):
+    angle_rads = np.arange(d_model) // 2 * np.pi / np.power(10000, 2 * (np.arange(d_model) // 2) / np.float32(d_model))
+    angle_rads = position * angle_rads
+    pos_encoding = np.zeros(d_model)
+    pos_encoding[0::2] = np.sin(angle_rads[0::2])
+    pos_encoding[1::2] = np.cos(angle_rads[1::2])
+    return pos_encoding
+
+
+def _seed002_fixed(position, d_model):
+    angle_rads = 1 / np.power(10000, 2 * (np.arange(d_model) // 2) / np.float32(d_model))
+    angle_rads = position * angle_rads
+    pos_encoding = np.zeros(d_model)
+    pos_encoding[0::2] = np.sin(angle_rads[0::2])
+    pos_encoding[1::2] = np.cos(angle_rads[1::2])
+    return pos_encoding
+
+
+def test_check_seed002_fix_accepts_the_fix():
+    assert exercises.check_seed002_fix(_seed002_fixed).passed
+    assert exercises.check_seed002_fix(lambda p, d: pe_lib.sinusoidal_encoding([p], d)[0]).passed
+
+
+def test_check_seed002_fix_recognises_the_seed_bug():
+    feedback = exercises.check_seed002_fix(_seed002)
+    assert not feedback.passed
+    assert "columns 0 and 1 never change" in feedback.message and "line 1" in feedback.message
+
+
+def test_check_seed002_fix_recognises_half_fix_and_other_mistakes():
+    def pi_removed(position, d_model):
+        i = np.arange(d_model) // 2
+        angles = position * i / 10000.0 ** (2 * i / d_model)
+        return np.where(np.arange(d_model) % 2 == 0, np.sin(angles), np.cos(angles))
+
+    assert "removed π but kept the factor i//2" in exercises.check_seed002_fix(pi_removed).message
+    swapped = exercises.check_seed002_fix(lambda p, d: _seed002_fixed(p, d)[np.arange(d) ^ 1])
+    assert "swapped" in swapped.message
+    assert "shape (8,)" in exercises.check_seed002_fix(lambda p, d: np.zeros((1, d))).message
+    assert "ValueError" in exercises.check_seed002_fix(lambda p, d: int("x")).message
+
+
+# ---------------------------------------------------------------- checkers: the layout permutation
+
+
+def test_check_layout_permutation():
+    assert exercises.check_layout_permutation(lambda d: np.r_[0:d:2, 1:d:2]).passed
+    assert exercises.check_layout_permutation(lambda d: torch.cat([torch.arange(0, d, 2), torch.arange(1, d, 2)]))
+    inverse = exercises.check_layout_permutation(lambda d: np.argsort(np.r_[0:d:2, 1:d:2]))
+    assert not inverse.passed and "other way" in inverse.message
+    identity = exercises.check_layout_permutation(lambda d: np.arange(d))
+    assert not identity.passed and "sin columns 0, 2, 4" in identity.message
+    duplicate = exercises.check_layout_permutation(lambda d: np.zeros(d, dtype=int))
+    assert not duplicate.passed and "not a permutation" in duplicate.message
+    short = exercises.check_layout_permutation(lambda d: np.arange(d - 1))
+    assert not short.passed and "shape" in short.message
+    assert not exercises.check_layout_permutation(lambda d: None).passed

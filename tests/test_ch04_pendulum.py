@@ -1,0 +1,221 @@
+"""Notebook 04 (the pendulum intuition): its figures, explorers and exercise checkers."""
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
+
+import pe_lib
+from pe_lib import exercises, plots, widgets
+
+
+@pytest.fixture(autouse=True)
+def _close_figures():
+    yield
+    plt.close("all")
+
+
+def offset_similarity(k, d_model, base=10000.0):
+    return float(np.sum(np.cos(pe_lib.frequencies(d_model, base=base) * k)))
+
+
+# --- plots ---------------------------------------------------------------------------------
+
+
+def test_pendulum_snapshot_draws_one_dial_per_pair_above_the_vector():
+    fig = plots.pendulum_snapshot(12, d_model=16)
+    top, bottom = fig.axes
+    heights = [bar.get_height() for bar in bottom.patches if bar.get_width() > 0]
+    assert np.allclose(heights, pe_lib.sinusoidal_encoding([12], 16)[0])
+    bobs = [line for line in top.lines if line.get_marker() == "o"][0]
+    x, y = bobs.get_data()
+    angles = 12 * pe_lib.frequencies(16)
+    assert len(x) == 8
+    assert np.allclose(x - (2 * np.arange(8) + 0.5), 0.9 * np.sin(angles))  # sideways offset = sin column
+    assert np.allclose(y, 0.9 * np.cos(angles))  # height = cos column
+    assert "p = 12" in top.get_title() and "fastest, left" in top.get_title()
+    assert bottom.get_xlabel() and bottom.get_ylabel()
+    assert [t.get_text() for t in top.texts][0].startswith("i=0")
+
+
+def test_pendulum_snapshot_follows_the_base():
+    fig = plots.pendulum_snapshot(5, d_model=8, base=100.0)
+    heights = [bar.get_height() for bar in fig.axes[1].patches if bar.get_width() > 0]
+    assert np.allclose(heights, pe_lib.sinusoidal_encoding([5], 8, base=100.0)[0])
+
+
+@pytest.mark.parametrize("d_model", [7, 0, True, 16.0])
+def test_pendulum_figure_needs_an_even_int_d_model(d_model):
+    with pytest.raises(ValueError, match="even d_model"):
+        plots.pendulum_snapshot(3, d_model=d_model)
+
+
+def test_similarity_by_offset_draws_one_line_per_curve():
+    offsets = np.arange(-5, 6)
+    fig = plots.similarity_by_offset(offsets, {"a": offsets**2, "b": -offsets}, title="t")
+    ax = fig.axes[0]
+    labelled = [line for line in ax.lines if not line.get_label().startswith("_")]
+    assert [line.get_label() for line in labelled] == ["a", "b"]
+    assert np.allclose(labelled[0].get_ydata(), offsets**2)
+    assert ax.get_title() == "t" and ax.get_xlabel().startswith("offset") and ax.get_ylabel()
+    assert ax.get_legend() is not None
+    assert ax.get_xscale() == "linear"
+
+
+def test_similarity_by_offset_log_axis_and_given_axes():
+    fig, ax = plt.subplots()
+    returned = plots.similarity_by_offset([1, 10, 100], {"f": [3, 2, 1]}, title="t", ylabel="y", ax=ax, logx=True)
+    assert returned is fig
+    assert ax.get_xscale() == "log" and ax.get_ylabel() == "y"
+    assert ax.get_legend() is None  # one curve: no legend needed
+
+
+def test_pair_contributions_shows_cos_of_each_pair():
+    fig = plots.pair_contributions([1, 100], 64)
+    ax = fig.axes[0]
+    lines = [line for line in ax.lines if not line.get_label().startswith("_")]
+    w = pe_lib.frequencies(64)
+    assert len(lines) == 2
+    assert np.allclose(lines[1].get_ydata(), np.cos(100 * w))
+    assert lines[1].get_label() == f"k = 100: sum = {np.cos(100 * w).sum():.1f}"
+    assert ax.get_title() and "fastest" in ax.get_xlabel() and ax.get_ylabel()
+
+
+def test_pair_contributions_rejects_odd_d_model():
+    with pytest.raises(ValueError, match="even d_model"):
+        plots.pair_contributions([1], 7)
+
+
+# --- widgets -------------------------------------------------------------------------------
+
+
+def test_pendulum_explorer_redraws_and_shows_the_encoding():
+    explorer = widgets.PendulumExplorer(d_model=16, max_position=50)
+    first = explorer.update()
+    assert np.allclose(explorer.vector, pe_lib.sinusoidal_encoding([0], 16)[0])
+    moved = explorer.update(position=37)
+    assert moved != first and bytes(moved[:4]) == b"\x89PNG"
+    assert np.allclose(explorer.vector, pe_lib.sinusoidal_encoding([37], 16)[0])
+    assert explorer.controls["position"].max == 50
+
+
+def test_pendulum_explorer_play_button_is_linked_to_the_slider():
+    explorer = widgets.PendulumExplorer(max_position=20, interval=150)
+    slider = explorer.controls["position"]
+    assert explorer.play.max == slider.max == 20 and explorer.play.interval == 150
+    assert explorer._link.source == (explorer.play, "value") and explorer._link.target == (slider, "value")
+    row = explorer.widget.children[0].children
+    assert row[0] is explorer.play and slider in row
+    assert "pe-explorer" in explorer.widget._dom_classes
+    assert list(explorer.controls) == ["position"]  # the Play drives the slider; only the slider redraws
+
+
+def test_decay_explorer_half_width_and_attention():
+    explorer = widgets.DecayExplorer(max_offset=64, n_positions=24)
+    paper = explorer.update()
+    assert explorer.half_width == 28  # d_model 64, base 1e4
+    assert np.isclose(explorer.similarity[explorer.offsets == 0][0], 1.0)
+    assert np.allclose(explorer.weights.sum(axis=1), 1.0)
+    assert np.all(explorer.weights.argmax(axis=1) == np.arange(24))
+    small = explorer.update(base=10.0)
+    assert small != paper and explorer.half_width == 3
+    explorer.update(base=1e6, d_model=512)
+    assert explorer.half_width is None  # never drops below one half within 64 positions
+    assert "> 64" in explorer._artists["title"].get_text()
+
+
+def test_decay_explorer_similarity_is_the_closed_form():
+    explorer = widgets.DecayExplorer(max_offset=10, n_positions=8)
+    explorer.update(d_model=32, base=100.0)
+    expected = [offset_similarity(k, 32, 100.0) / 16 for k in explorer.offsets]
+    assert np.allclose(explorer.similarity, expected)
+    x = pe_lib.sinusoidal_encoding(8, 32, base=100.0)
+    assert np.allclose(explorer.weights, pe_lib.softmax(x @ x.T / np.sqrt(32)))
+
+
+# --- exercises -----------------------------------------------------------------------------
+
+
+def test_check_offset_similarity_accepts_the_closed_form():
+    feedback = exercises.check_offset_similarity(offset_similarity)
+    assert feedback.passed, feedback
+    assert str(feedback).startswith("[offset similarity] Correct")
+
+
+def test_check_offset_similarity_accepts_a_vectorised_answer_of_shape_one():
+    feedback = exercises.check_offset_similarity(
+        lambda k, d, base: np.cos(np.multiply.outer(np.atleast_1d(k), pe_lib.frequencies(d, base=base))).sum(-1)
+    )
+    assert feedback.passed, feedback
+
+
+def _d_terms(k, d, base):
+    return float(np.sum(np.cos(k * base ** (-2 * np.arange(d) / d))))
+
+
+@pytest.mark.parametrize(
+    ("answer", "hint"),
+    [
+        (lambda k, d, base: 2 * offset_similarity(k, d, base), "twice"),
+        (_d_terms, "d_model frequencies"),
+        (lambda k, d, base: float(np.sum(np.cos(k * base ** (-np.arange(d) / d)))), "d_model frequencies"),
+        (lambda k, d, base: float(np.sum(np.cos(k * base ** (-np.arange(d // 2) / d)))), "factor 2"),
+        (lambda k, d, base: float(np.sum(np.sin(k * pe_lib.frequencies(d, base=base)))), "use cos"),
+        (lambda k, d, base: offset_similarity(k, d), "ignored the base"),
+        (lambda k, d, base: d / 2, "does not change with k"),
+        (lambda k, d, base: np.cos(k * pe_lib.frequencies(d, base=base)), "return one number"),
+        (lambda k, d, base: {"k": k}, "return a number"),
+        (lambda k, d, base: 0.0, "sum that over the d_model/2 pairs"),
+    ],
+)
+def test_check_offset_similarity_names_the_mistake(answer, hint):
+    feedback = exercises.check_offset_similarity(answer)
+    assert not feedback.passed
+    assert hint in feedback.message, feedback.message
+    assert "expected" in feedback.message or "return" in feedback.message
+
+
+def test_check_offset_similarity_reports_an_exception_instead_of_raising():
+    def broken(k, d_model, base):
+        raise NotImplementedError("todo")
+
+    feedback = exercises.check_offset_similarity(broken)
+    assert not feedback.passed and "NotImplementedError" in feedback.message
+
+
+def test_check_look_back_accepts_the_backward_rotation():
+    assert exercises.check_look_back(lambda k, d: pe_lib.relative_rotation(-k, d)).passed
+    assert exercises.check_look_back(lambda k, d: pe_lib.relative_rotation(k, d).T).passed
+    assert exercises.check_look_back(lambda k, d: 2.0 * pe_lib.relative_rotation(-k, d)).passed  # any positive scale
+
+
+@pytest.mark.parametrize(
+    ("answer", "hint"),
+    [
+        (lambda k, d: pe_lib.relative_rotation(k, d), "AHEAD"),
+        (lambda k, d: np.eye(d), "its own position"),
+        (lambda k, d: pe_lib.relative_rotation(-2 * k, d), "W_k^T = relative_rotation(k)"),
+        (lambda k, d: np.eye(d + 1), "matrix, got shape"),
+        (lambda k, d: np.full((d, d), np.nan), "NaN"),
+        (lambda k, d: "rotate", "array"),
+    ],
+)
+def test_check_look_back_says_where_the_head_looks(answer, hint):
+    feedback = exercises.check_look_back(answer)
+    assert not feedback.passed
+    assert hint in feedback.message, feedback.message
+
+
+def test_check_look_back_reports_where_the_scores_peak():
+    feedback = exercises.check_look_back(lambda k, d: pe_lib.relative_rotation(k, d))
+    assert "q = p + 1, wanted q = p - 1" in feedback.message
+    feedback = exercises.check_look_back(lambda k, d: np.eye(d))
+    assert "peak at q = p," in feedback.message
+
+
+def test_check_look_back_reports_an_exception_instead_of_raising():
+    feedback = exercises.check_look_back(lambda k, d: 1 / 0)
+    assert not feedback.passed and "ZeroDivisionError" in feedback.message
