@@ -33,7 +33,10 @@ class Feedback:
 
 
 def _run(exercise, function, *args, **kwargs):
-    """Call the learner's function; return (value, None) or (None, Feedback) if it raised."""
+    """Call the learner's function; return (value, None) or (None, Feedback) if it raised.
+
+    Test the failure with `is not None`: a failed Feedback is falsy.
+    """
     try:
         return function(*args, **kwargs), None
     except Exception as error:  # the learner's code may raise anything; report it as a hint

@@ -17,17 +17,23 @@ from . import _checks, attention, encodings, experiments, plots
 
 
 class Explorer:
-    """Base class: subclasses build `self.figure`, `self.controls` and implement `draw(**values)`."""
+    """Base class: subclasses build a figure and its controls and implement `draw(**values)`.
 
-    def __init__(self, figure, controls):
+    controls: dict name -> ipywidgets control; each value is passed to `draw` by its name.
+    extras: more widgets for the controls row that are not passed to `draw` (e.g. a Play button
+    linked to a slider).
+    """
+
+    def __init__(self, figure, controls, *, extras=()):
         self.figure = figure
         self.controls = dict(controls)
         self.image = widgets.Image(format="png")
         self.image.add_class("pe-explorer-figure")
         plt.close(figure)  # shown through the Image widget only, not again by the inline backend
+        self._holding = False
         for control in self.controls.values():
             control.observe(self._on_change, names="value")
-        self.widget = widgets.VBox([widgets.HBox(list(self.controls.values())), self.image])
+        self.widget = widgets.VBox([widgets.HBox([*extras, *self.controls.values()]), self.image])
         self.widget.add_class("pe-explorer")
         self.update()
 
@@ -39,15 +45,22 @@ class Explorer:
         raise NotImplementedError
 
     def update(self, **values):
-        """Set controls (if given), redraw the artists and re-render the image; returns the PNG bytes."""
-        for name, value in values.items():
-            self.controls[name].value = value  # triggers _on_change, which renders
-        if not values:
-            self._render()
+        """Set any controls given, then redraw and re-render once; returns the PNG bytes."""
+        unknown = set(values) - set(self.controls)
+        if unknown:
+            raise ValueError(f"unknown control(s) {sorted(unknown)}; this explorer has {sorted(self.controls)}")
+        self._holding = True  # one render for all the values, not one per control
+        try:
+            for name, value in values.items():
+                self.controls[name].value = value
+        finally:
+            self._holding = False
+        self._render()
         return self.image.value
 
     def _on_change(self, _change):
-        self._render()
+        if not self._holding:
+            self._render()
 
     def _render(self):
         self.draw(**self.values())
@@ -204,9 +217,7 @@ class PendulumExplorer(Explorer):
         slider = widgets.IntSlider(value=0, min=0, max=max_position, description="position p")
         self.play = widgets.Play(value=0, min=0, max=max_position, interval=interval, description="swing")
         self._link = widgets.jslink((self.play, "value"), (slider, "value"))
-        super().__init__(figure, {"position": slider})
-        controls_row = self.widget.children[0]
-        controls_row.children = (self.play, *controls_row.children)
+        super().__init__(figure, {"position": slider}, extras=[self.play])
 
     def draw(self, position):
         self.vector = plots._set_pendulums(self._artists, position)
