@@ -346,7 +346,8 @@ def _pendulum_figure(d_model, base):
     title = top.set_title("position\nturns")  # two lines, as `_set_pendulums` writes (room kept by the layout)
     columns = np.arange(d_model)
     bars = bottom.bar(columns, np.zeros(d_model), color=["C0" if j % 2 == 0 else "C1" for j in columns])
-    bottom.axhline(0.0, color="0.3", lw=0.8)
+    zero = bottom.axhline(0.0, color="0.3", lw=0.8)
+    bottom.set_axisbelow(True)  # grid behind the bars, which the explorer redraws over a cached background
     bottom.set(xlim=(-1, d_model), ylim=(-1.15, 1.6), yticks=[-1, 0, 1], xlabel="column of PE(p)", ylabel="value")
     bottom.set_xticks(columns if d_model <= 32 else columns[::4])
     legend = [
@@ -354,7 +355,15 @@ def _pendulum_figure(d_model, base):
         mpl.patches.Patch(color="C1", label="cos column 2i+1: bob's height"),
     ]
     bottom.legend(handles=legend, loc="upper right", ncols=2, fontsize="small")
-    artists = {"weights": weights, "centres": centres, "hands": hands, "bobs": bobs, "bars": bars, "title": title}
+    artists = {
+        "weights": weights,
+        "centres": centres,
+        "hands": hands,
+        "bobs": bobs,
+        "bars": bars,
+        "zero": zero,
+        "title": title,
+    }
     return _freeze_layout(fig), artists
 
 

@@ -2,16 +2,21 @@
 
 An explorer owns one matplotlib figure and its artists. Moving a control calls `update`,
 which changes the artists' data in place and re-renders the figure into an Image widget:
-no figure is rebuilt, so an update costs one PNG render (tens of milliseconds).
+no figure is rebuilt. An explorer that lists the artists it changes (`animated_artists`) is
+blitted: the rest of the figure (axes, ticks, colour bars) is rendered once and cached, and
+an update redraws only those artists over the cached background (a few milliseconds).
 Display an explorer by leaving it as the last expression of a cell.
 """
 
 import io
 
 import ipywidgets as widgets
+import matplotlib as mpl
 import matplotlib.pyplot as plt
 import numpy as np
 import torch
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from PIL import Image
 
 from . import _checks, attention, encodings, experiments, plots
 
@@ -31,6 +36,8 @@ class Explorer:
         self.image.add_class("pe-explorer-figure")
         plt.close(figure)  # shown through the Image widget only, not again by the inline backend
         self._holding = False
+        self._background = None  # the figure without its animated artists, once rendered (blitting)
+        self._blitted = None  # the animated artists left out of that background
         for control in self.controls.values():
             control.observe(self._on_change, names="value")
         self.widget = widgets.VBox([widgets.HBox([*extras, *self.controls.values()]), self.image])
@@ -41,8 +48,19 @@ class Explorer:
         return {name: control.value for name, control in self.controls.items()}
 
     def draw(self, **values):
-        """Change the figure's artists for these control values."""
+        """Change the figure's artists for these control values.
+
+        Return True when anything outside `animated_artists()` changed (axis limits, tick labels,
+        a colour bar's range, other text): the whole figure is then rendered again.
+        """
         raise NotImplementedError
+
+    def animated_artists(self):
+        """The artists `draw` changes; empty (the default) renders the whole figure on every update.
+
+        Called after each `draw`; when the list differs from the last one, the background is rendered again.
+        """
+        return ()
 
     def update(self, **values):
         """Set any controls given, then redraw and re-render once; returns the PNG bytes."""
@@ -63,10 +81,48 @@ class Explorer:
             self._render()
 
     def _render(self):
-        self.draw(**self.values())
+        static_changed = self.draw(**self.values())
+        artists = list(self.animated_artists())
+        # The axes' spines sit above their data (images, lines at the edge): draw them again on top.
+        for ax in dict.fromkeys(artist.axes for artist in artists if artist.axes is not None and artist.axes.axison):
+            artists += [spine for spine in ax.spines.values() if spine.get_visible()]
+        artists.sort(key=lambda artist: artist.get_zorder())
+        if not artists or not self._can_blit():
+            buffer = io.BytesIO()
+            self.figure.savefig(buffer, format="png")
+            self.image.value = buffer.getvalue()
+            return
+        canvas = self.figure.canvas
+        if not isinstance(canvas, FigureCanvasAgg):  # e.g. a bare FigureCanvasBase: blitting needs Agg's buffer
+            canvas = FigureCanvasAgg(self.figure)
+        if static_changed or artists != self._blitted:  # the background leaves out exactly these artists
+            # Render everything but the animated artists and keep that as the background. The flag
+            # is only set for this draw, so figure.savefig still shows the whole figure.
+            for artist in artists:
+                artist.set_animated(True)
+            try:
+                canvas.draw()
+            finally:
+                for artist in artists:
+                    artist.set_animated(False)
+            self._background, self._blitted = canvas.copy_from_bbox(self.figure.bbox), artists
+        else:
+            canvas.restore_region(self._background)  # the whole figure: no stale pixels from the last frame
+        for artist in artists:
+            self.figure.draw_artist(artist)
+        width, height = canvas.get_width_height(physical=True)
         buffer = io.BytesIO()
-        self.figure.savefig(buffer, format="png")
+        Image.frombuffer("RGBA", (width, height), canvas.buffer_rgba(), "raw", "RGBA", 0, 1).save(
+            buffer,
+            format="png",
+            compress_level=1,  # fast: compression costs more than it saves here
+        )
         self.image.value = buffer.getvalue()
+
+    def _can_blit(self):
+        """Blitting renders the canvas as it is: only when savefig would not change dpi or crop."""
+        dpi = mpl.rcParams["savefig.dpi"]
+        return dpi in ("figure", self.figure.dpi) and mpl.rcParams["savefig.bbox"] != "tight"
 
     def _repr_mimebundle_(self, **kwargs):
         return self.widget._repr_mimebundle_(**kwargs)
@@ -117,6 +173,7 @@ class BaseExplorer(Explorer):
         right.locator_params(axis="y", nbins=4)
         # Few tick labels and no legend: text is most of the cost of a PNG render.
         self._right = right
+        self._drawn_d_model = None  # d_model sets the axis limits: changing it re-renders the whole figure
         controls = {
             "base": widgets.SelectionSlider(options=self.BASES, value=base, description="base"),
             "d_model": widgets.SelectionSlider(options=self.D_MODELS, value=d_model, description="d_model"),
@@ -138,13 +195,19 @@ class BaseExplorer(Explorer):
         self._neighbour.set_ydata([neighbour, neighbour])
         self._hits.set_data(self.collisions, distance[self.collisions])
         self._here.set_xdata([position, position])
-        self._right.set_ylim(0, 1.05 * max(float(distance.max()), neighbour))
+        # The largest possible distance, sqrt(2 d_model), as the top: fixed while base and position move.
+        self._right.set_ylim(0, 1.05 * np.sqrt(2 * d_model))
         nearest = np.flatnonzero(far)[np.argmin(distance[far])]
         self._right.set_title(
             f"base {base:g}, d_model {d_model}: slowest wavelength {self.longest_wavelength:,.0f} positions\n"
             f"collisions (red): {self.collisions.size}; nearest far row: q={nearest} at {distance[nearest]:.2f}",
             fontsize=10,
         )
+        static_changed, self._drawn_d_model = d_model != self._drawn_d_model, d_model
+        return static_changed
+
+    def animated_artists(self):
+        return (self._image, self._row, self._curve, self._neighbour, self._hits, self._here, self._right.title)
 
 
 # --- Notebook 02: naive encodings ---
@@ -177,6 +240,20 @@ class NaiveEncodingExplorer(Explorer):
         self._image = self._heatmap_axes.images[0]
         self._band = self._curve_axes.collections[0]
         self._mean = self._curve_axes.lines[0]
+        # length moves the heatmap's rows, its colour range and both limits of the curve panel:
+        # those axes are redrawn with the data (the legend too, which sits over the curve).
+        self._animated = (
+            self._image,
+            self._heatmap_axes.title,
+            self._heatmap_axes.yaxis,
+            self._image.colorbar.ax.yaxis,
+            self._curve_axes.title,
+            self._curve_axes.xaxis,
+            self._curve_axes.yaxis,
+            self._band,
+            self._mean,
+            self._curve_axes.get_legend(),
+        )
         controls = {
             "encoding": widgets.Dropdown(options=self.ENCODINGS, value=encoding, description="encoding"),
             "length": widgets.IntSlider(
@@ -201,6 +278,9 @@ class NaiveEncodingExplorer(Explorer):
         self._curve_axes.set_xlim(-0.5, length - 0.5)
         self._curve_axes.set_ylim(bottom - pad, top + pad)
 
+    def animated_artists(self):
+        return self._animated
+
 
 # --- Notebook 04: the pendulum intuition ---
 
@@ -221,6 +301,10 @@ class PendulumExplorer(Explorer):
 
     def draw(self, position):
         self.vector = plots._set_pendulums(self._artists, position)
+
+    def animated_artists(self):
+        artists = self._artists
+        return (artists["hands"], artists["bobs"], *artists["bars"], artists["zero"], artists["title"])
 
 
 class DecayExplorer(Explorer):
@@ -261,6 +345,11 @@ class DecayExplorer(Explorer):
         artists["image"].set_data(self.weights)
         artists["image"].set_clim(0.0, float(self.weights.max()))
 
+    def animated_artists(self):
+        artists = self._artists
+        colorbar_axis = artists["image"].colorbar.ax.yaxis  # its tick labels follow the colour range
+        return (artists["line"], artists["marker"], artists["title"], artists["image"], colorbar_axis)
+
 
 # --- Notebook 05: learned versus fixed ---
 
@@ -285,7 +374,7 @@ class PositionSimilarityExplorer(Explorer):
         figure.subplots_adjust(left=0.09, right=0.98, bottom=0.15, top=0.9)  # fixed: no layout engine
         self._lines = {name: ax.plot([], [], "o-", ms=2.5, lw=1.2, label=name)[0] for name in self.similarity}
         self._here = ax.axvline(position, color="k", lw=1)
-        ax.axhline(0.0, color="0.3", lw=0.8)
+        self._zero = ax.axhline(0.0, color="0.3", lw=0.8)  # drawn over the lines: animated with them
         self._text = ax.text(
             0.01,
             0.04,
@@ -317,6 +406,11 @@ class PositionSimilarityExplorer(Explorer):
         self._text.set_text(
             "\n".join(f"{name}: cos to p±1 = {value:.2f}" for name, value in self.neighbour_similarity.items())
         )
+
+    def animated_artists(self):
+        # The x axis follows the window; the legend is redrawn because the lines pass under it.
+        ax = self._ax
+        return (*self._lines.values(), self._here, self._zero, ax.title, self._text, ax.xaxis, ax.get_legend())
 
 
 class TrainingProgress:
@@ -472,7 +566,9 @@ class OrderExplorer(Explorer):
             bar.set_visible(index < n)
             bar.set_height(state["shift"][index] if index < n else 0.0)
         ax = self.axes[2]
-        if words != self._ticks[1]:
+        new_words = words != self._ticks[1]
+        self._words_moved = shown != self._ticks[0]
+        if new_words:
             ax.set_xlim(-0.5, n - 0.5)
             ax.set_xticks(range(n), labels=words, rotation=45, ha="right", rotation_mode="anchor")
         self._ticks = (shown, words)
@@ -480,6 +576,18 @@ class OrderExplorer(Explorer):
         ax.set_title(f"output change after rotating by {rotate % n}")
         largest = f"largest change {float(state['shift'].max()):.2g}"
         self.note.set_text(f"{largest}\n{message}" if message else largest)
+        return new_words
+
+    def animated_artists(self):
+        # rotate and pe_strength change the heatmaps' word labels, the colour range and the bars' y range.
+        # Word labels are slow to draw: the heatmaps' axes are animated only while the words move
+        # (rotate), not while pe_strength moves (a change of this list re-renders the background).
+        heatmaps = [*self.images, *(ax.title for ax in self.axes[:2])]
+        if self._words_moved:
+            heatmaps += [axis for ax in self.axes[:2] for axis in (ax.xaxis, ax.yaxis)]
+        bars = self.axes[2]
+        colorbar_axis = self.images[1].colorbar.ax.yaxis
+        return (*heatmaps, colorbar_axis, *self.bars, bars.yaxis, bars.title, self.note)
 
 
 # --- Notebook 06: the embedding pipeline ---
@@ -532,6 +640,7 @@ class NormShareExplorer(Explorer):
         left.set(yscale="log", ylim=(0.01, 3000), ylabel="mean norm", title="norms")
         left.set_yticks([0.01, 1, 100], ["0.01", "1", "100"])  # few plain labels: text is most of the render time
         left.minorticks_off()
+        left.set_axisbelow(True)  # grid behind the bars, which are redrawn over a cached background
         self.bar_labels = [left.text(i, 1.0, "", ha="center", va="bottom") for i in (0, 1)]
         self.curve = right.plot(self.d_models, np.full(len(self.d_models), 0.5), marker="o")[0]
         self.marker = right.plot([d_model], [0.5], "o", markersize=12, color="tab:red")[0]
@@ -575,6 +684,9 @@ class NormShareExplorer(Explorer):
         share = self.share(d_model, init, scale)
         self.marker.set_data([d_model], [share])
         self.title.set_text(f"d_model={d_model}: the position is {100 * share:.0f}% of ||x||^2")
+
+    def animated_artists(self):
+        return (*self.bars, *self.bar_labels, self.curve, self.marker, self.title)
 
 
 class DropoutExplorer(Explorer):
@@ -633,3 +745,8 @@ class DropoutExplorer(Explorer):
         self.right.set_ylim(1.1 * self.span / (1 - p))
         dropped = float((y == 0).float().mean())
         self.title.set_text(f"p = {p:.2f}: {100 * dropped:.0f}% of entries zeroed, the rest x {1 / (1 - p):.2f}")
+
+    def animated_artists(self):
+        # p moves the right panel's y range: its y axis and the y = x line move with it.
+        right = self.right
+        return (self.heat, self.points, self.kept_line, right.lines[1], right.yaxis, right.get_legend(), self.title)
