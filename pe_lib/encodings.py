@@ -5,6 +5,8 @@ be compared, plotted and added to token embeddings the same way.
 """
 
 import numbers
+import os
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -14,6 +16,8 @@ LAYOUTS = ("interleaved", "concatenated")
 
 # Rows per block when a float32 table is built by angle addition (see _float32_table).
 _BLOCK = 256
+# Tables with at least this many entries are filled by several threads.
+_PARALLEL_SIZE = 1 << 20
 
 
 def _denominators(d_model, base):
@@ -64,12 +68,15 @@ def _float32_table(n, d_model, base, layout):
     coarse = np.sin(starts) + 1j * np.cos(starts)  # u(q*B*w), shape (blocks, pairs)
     fine = np.exp(-1j * (np.arange(block, dtype=np.float64)[:, None] / denominators))  # (block, pairs)
     table = np.empty((blocks * block, 2 * pairs), dtype=np.float32)
-    np.multiply(
-        coarse[:, None, :],
-        fine[None, :, :],
-        out=table.view(np.complex64).reshape(blocks, block, pairs),
-        casting="same_kind",
-    )
+    out = table.view(np.complex64).reshape(blocks, block, pairs)
+
+    def fill(rows):
+        np.multiply(coarse[rows, None, :], fine[None, :, :], out=out[rows], casting="same_kind")
+
+    # NumPy releases the GIL inside a ufunc, so big tables are split across the cores.
+    workers = min(os.cpu_count() or 1, blocks) if table.size >= _PARALLEL_SIZE else 1
+    with ThreadPoolExecutor(workers) as pool:
+        list(pool.map(fill, [slice(w * blocks // workers, (w + 1) * blocks // workers) for w in range(workers)]))
     table = table[:n]
     if layout == "concatenated":
         return np.concatenate([table[:, 0::2], table[:, 1:d_model:2]], axis=1)
