@@ -692,11 +692,11 @@ def permutation_panels(x, y, x_perm, y_perm, tokens, tokens_perm, *, name="atten
     return fig
 
 
-def order_shift_bars(words, shifts, *, title, ylabel="distance between outputs", ax=None):
+def order_shift_bars(words, shifts, *, title, ylabel="distance between outputs", values_on_bars=False, ax=None):
     """Grouped bars: for each word (x axis) and each model (colour), how far its output moved.
 
     shifts: dict label -> array (len(words),). The legend gives each model's largest shift,
-    so bars too small to see are still reported as a number.
+    so bars too small to see are still reported as a number; values_on_bars writes every value.
     """
     words = list(words)
     if not shifts:
@@ -709,7 +709,9 @@ def order_shift_bars(words, shifts, *, title, ylabel="distance between outputs",
         if values.shape != (len(words),):
             raise ValueError(f"shifts[{label!r}] must have one value per word ({len(words)}), got shape {values.shape}")
         offset = (index - (len(shifts) - 1) / 2) * width
-        ax.bar(centres + offset, values, width=width, label=f"{label} (largest {float(values.max()):.2g})")
+        bars = ax.bar(centres + offset, values, width=width, label=f"{label} (largest {float(values.max()):.2g})")
+        if values_on_bars:
+            ax.bar_label(bars, fmt="%.3f", fontsize="small")
     ax.set_xticks(centres, labels=words)
     ax.set(title=title, xlabel="word", ylabel=ylabel)
     ax.set_ylim(bottom=0.0)
@@ -811,25 +813,6 @@ def readback_accuracy(d_models, token_accuracy, position_accuracy, *, title="Rea
     ax.set_xticks(d_models, [f"{d:g}" for d in d_models])
     ax.minorticks_off()
     ax.legend(fontsize="small", loc="lower right")
-    return fig
-
-
-def word_shift(words, with_positions, without_positions, *, title="How far each word's output moves"):
-    """Grouped bars: per word, the distance between its output vectors in two sentences.
-
-    with_positions / without_positions: one distance per word (same order as words).
-    """
-    x = np.arange(len(words))
-    fig, ax = _axes(None, figsize=(7, 3.6))
-    for offset, values, label in (
-        (-0.2, with_positions, "with positions"),
-        (0.2, without_positions, "without positions"),
-    ):
-        bars = ax.bar(x + offset, values, width=0.4, label=label)
-        ax.bar_label(bars, fmt="%.3f", fontsize="small")
-    ax.set_xticks(x, words)
-    ax.set(title=title, xlabel="word", ylabel="||output A - output B||")
-    ax.legend(fontsize="small")
     return fig
 
 

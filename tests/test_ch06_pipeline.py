@@ -71,8 +71,9 @@ def test_readback_accuracy_plots_both_curves():
     assert list(ax.lines[0].get_ydata()) == [0.2, 1.0]
 
 
-def test_word_shift_draws_labelled_bars():
-    fig = plots.word_shift(["lion", "kills"], [1.5, 0.2], [0.0, 0.0])
+def test_shift_bars_with_values_on_bars():
+    shifts = {"with positions": [1.5, 0.2], "without positions": [0.0, 0.0]}
+    fig = plots.order_shift_bars(["lion", "kills"], shifts, title="shift", values_on_bars=True)
     ax = fig.axes[0]
     assert _labelled(ax)
     assert [round(bar.get_height(), 6) for bar in ax.patches] == [1.5, 0.2, 0.0, 0.0]
