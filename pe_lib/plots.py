@@ -455,9 +455,10 @@ def _decay_figure(offsets, n_positions):
     left.legend(loc="lower left", fontsize="small")
     title = left.set_title("d_model 512, base 100000: half-width > 64")  # the longest title draw() writes
     image = right.imshow(
-        np.zeros((n_positions, n_positions)), vmin=0.0, vmax=0.5, cmap="viridis", interpolation="nearest"
+        np.zeros((n_positions, n_positions)), vmin=0.0, vmax=1.0, cmap="viridis", interpolation="nearest"
     )
-    fig.colorbar(image, ax=right, label="attention weight", format="%.2f")  # fixed-width ticks: the layout holds
+    # A weight's whole range, 0..1, for every setting: how sharp the diagonal is compares across d_model.
+    fig.colorbar(image, ax=right, label="attention weight", ticks=[0.0, 0.5, 1.0], format="%.1f")
     right.set(xlabel="key position q", ylabel="query position p", title="softmax(PE PE^T / sqrt(d))")
     right.grid(False)
     return _freeze_layout(fig), {"line": line, "marker": marker, "title": title, "image": image}

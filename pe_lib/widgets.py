@@ -4,10 +4,14 @@ An explorer owns one matplotlib figure and its artists. Moving a control calls `
 which changes the artists' data in place and re-renders the figure into an Image widget:
 no figure is rebuilt. An explorer that lists the artists it changes (`animated_artists`) is
 blitted: the rest of the figure (axes, ticks, colour bars) is rendered once and cached, and
-an update redraws only those artists over the cached background (a few milliseconds).
+an update redraws only those artists over the cached background. Text is most of the cost
+of a render, so the explorers keep their axes fixed while a slider moves; where a control
+must change the axes (a new window, a new word order), `draw` returns a key for that look
+and each look's background is rendered once, then reused.
 Display an explorer by leaving it as the last expression of a cell.
 """
 
+import collections
 import io
 
 import ipywidgets as widgets
@@ -16,9 +20,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 import torch
 from matplotlib.backends.backend_agg import FigureCanvasAgg
-from PIL import Image
 
-from . import _checks, attention, encodings, experiments, plots
+from . import _checks, _png, attention, encodings, experiments, plots
 
 
 class Explorer:
@@ -29,6 +32,8 @@ class Explorer:
     linked to a slider).
     """
 
+    BACKGROUNDS = 16  # rendered backgrounds kept per explorer (about 1 MB each)
+
     def __init__(self, figure, controls, *, extras=()):
         self.figure = figure
         self.controls = dict(controls)
@@ -36,8 +41,8 @@ class Explorer:
         self.image.add_class("pe-explorer-figure")
         plt.close(figure)  # shown through the Image widget only, not again by the inline backend
         self._holding = False
-        self._background = None  # the figure without its animated artists, once rendered (blitting)
-        self._blitted = None  # the animated artists left out of that background
+        # rendered figures without their animated artists (blitting), by (static key, artists, size)
+        self._backgrounds = collections.OrderedDict()
         for control in self.controls.values():
             control.observe(self._on_change, names="value")
         self.widget = widgets.VBox([widgets.HBox([*extras, *self.controls.values()]), self.image])
@@ -50,16 +55,15 @@ class Explorer:
     def draw(self, **values):
         """Change the figure's artists for these control values.
 
-        Return True when anything outside `animated_artists()` changed (axis limits, tick labels,
-        a colour bar's range, other text): the whole figure is then rendered again.
+        Return a key (any hashable) for how everything outside `animated_artists()` now looks
+        (axis limits, tick labels, a colour bar's range): the background rendered for a key is
+        reused whenever the key comes back, so the key must change whenever that look does.
+        None, the default, says the rest of the figure never changes.
         """
         raise NotImplementedError
 
     def animated_artists(self):
-        """The artists `draw` changes; empty (the default) renders the whole figure on every update.
-
-        Called after each `draw`; when the list differs from the last one, the background is rendered again.
-        """
+        """The artists `draw` changes; empty (the default) renders the whole figure on every update."""
         return ()
 
     def update(self, **values):
@@ -81,7 +85,7 @@ class Explorer:
             self._render()
 
     def _render(self):
-        static_changed = self.draw(**self.values())
+        static_key = self.draw(**self.values())
         artists = list(self.animated_artists())
         # The axes' spines sit above their data (images, lines at the edge): draw them again on top.
         for ax in dict.fromkeys(artist.axes for artist in artists if artist.axes is not None and artist.axes.axison):
@@ -95,9 +99,12 @@ class Explorer:
         canvas = self.figure.canvas
         if not isinstance(canvas, FigureCanvasAgg):  # e.g. a bare FigureCanvasBase: blitting needs Agg's buffer
             canvas = FigureCanvasAgg(self.figure)
-        if static_changed or artists != self._blitted:  # the background leaves out exactly these artists
-            # Render everything but the animated artists and keep that as the background. The flag
-            # is only set for this draw, so figure.savefig still shows the whole figure.
+        # A background leaves out exactly these artists, at this size.
+        key = (static_key, tuple(artists), self.figure.dpi, canvas.get_width_height(physical=True))
+        background = self._backgrounds.get(key)
+        if background is None:
+            # Render everything but the animated artists and keep that. The flag is only set for
+            # this draw, so figure.savefig still shows the whole figure.
             for artist in artists:
                 artist.set_animated(True)
             try:
@@ -105,19 +112,15 @@ class Explorer:
             finally:
                 for artist in artists:
                     artist.set_animated(False)
-            self._background, self._blitted = canvas.copy_from_bbox(self.figure.bbox), artists
+            self._backgrounds[key] = canvas.copy_from_bbox(self.figure.bbox)
+            while len(self._backgrounds) > self.BACKGROUNDS:
+                self._backgrounds.popitem(last=False)  # the least recently used
         else:
-            canvas.restore_region(self._background)  # the whole figure: no stale pixels from the last frame
+            self._backgrounds.move_to_end(key)
+            canvas.restore_region(background)  # the whole figure: no stale pixels from the last frame
         for artist in artists:
             self.figure.draw_artist(artist)
-        width, height = canvas.get_width_height(physical=True)
-        buffer = io.BytesIO()
-        Image.frombuffer("RGBA", (width, height), canvas.buffer_rgba(), "raw", "RGBA", 0, 1).save(
-            buffer,
-            format="png",
-            compress_level=1,  # fast: compression costs more than it saves here
-        )
-        self.image.value = buffer.getvalue()
+        self.image.value = _png.encode_rgba(canvas.buffer_rgba())
 
     def _can_blit(self):
         """Blitting renders the canvas as it is: only when savefig would not change dpi or crop."""
@@ -173,7 +176,6 @@ class BaseExplorer(Explorer):
         right.locator_params(axis="y", nbins=4)
         # Few tick labels and no legend: text is most of the cost of a PNG render.
         self._right = right
-        self._drawn_d_model = None  # d_model sets the axis limits: changing it re-renders the whole figure
         controls = {
             "base": widgets.SelectionSlider(options=self.BASES, value=base, description="base"),
             "d_model": widgets.SelectionSlider(options=self.D_MODELS, value=d_model, description="d_model"),
@@ -203,8 +205,7 @@ class BaseExplorer(Explorer):
             f"collisions (red): {self.collisions.size}; nearest far row: q={nearest} at {distance[nearest]:.2f}",
             fontsize=10,
         )
-        static_changed, self._drawn_d_model = d_model != self._drawn_d_model, d_model
-        return static_changed
+        return d_model  # sets the table's columns and the distance axis: one background per d_model
 
     def animated_artists(self):
         return (self._image, self._row, self._curve, self._neighbour, self._hits, self._here, self._right.title)
@@ -217,8 +218,10 @@ class NaiveEncodingExplorer(Explorer):
     """Pick an encoding and a sequence length: its table as a heatmap, and similarity against offset.
 
     Controls: `encoding` (Dropdown over ENCODINGS) and `length` (IntSlider, 2..max_length).
-    The figure is plots.encoding_and_similarity; draw() swaps the image data, the mean line
-    and the shaded range in place.
+    The figure is plots.encoding_and_similarity. The axes and colour scale are fixed per
+    encoding, at what the encoding reaches at max_length, so moving the length shows the table
+    growing and its values changing against a scale that stays put; draw() swaps the image
+    data, the mean line and the shaded range in place.
     """
 
     ENCODINGS = ("integer", "normalized", "binary", "sinusoidal")
@@ -233,23 +236,23 @@ class NaiveEncodingExplorer(Explorer):
             "sinusoidal": encodings.sinusoidal_encoding,
         }
         self._profile, self._title = checklist.offset_profile, plots.similarity_title
-        self.d_model = d_model
+        self.d_model, self.max_length = d_model, max_length
         self.table = self._encoders[encoding](length, d_model)
+        self._scales = {}  # encoding -> (colour range, similarity range) at max_length
         figure = plots.encoding_and_similarity(self.table, name=encoding)
         self._heatmap_axes, self._curve_axes = figure.axes[0], figure.axes[1]
+        self._heatmap_axes.set_facecolor("0.93")  # rows past the length: no positions there
+        self._heatmap_axes.set_ylim(max_length - 0.5, -0.5)
+        self._heatmap_axes.set_xlim(-0.5, d_model - 0.5)
+        self._curve_axes.set_xlim(-0.5, max_length - 0.5)
         self._image = self._heatmap_axes.images[0]
         self._band = self._curve_axes.collections[0]
         self._mean = self._curve_axes.lines[0]
-        # length moves the heatmap's rows, its colour range and both limits of the curve panel:
-        # those axes are redrawn with the data (the legend too, which sits over the curve).
+        # The legend is drawn again over the band and the line, which pass under it.
         self._animated = (
             self._image,
             self._heatmap_axes.title,
-            self._heatmap_axes.yaxis,
-            self._image.colorbar.ax.yaxis,
             self._curve_axes.title,
-            self._curve_axes.xaxis,
-            self._curve_axes.yaxis,
             self._band,
             self._mean,
             self._curve_axes.get_legend(),
@@ -262,21 +265,35 @@ class NaiveEncodingExplorer(Explorer):
         }
         super().__init__(figure, controls)
 
+    def scales(self, encoding):
+        """(colour range, similarity range) of an encoding at max_length, which holds every shorter length's.
+
+        The integer, binary and sinusoidal tables at a shorter length are the first rows of the
+        longest one; the normalized table's values and products stay in [0, 1], which the
+        longest table spans.
+        """
+        if encoding not in self._scales:
+            table = self._encoders[encoding](self.max_length, self.d_model)
+            _, _, low_k, high_k = self._profile(table)
+            low, high = float(table.min()), float(table.max())
+            bottom, top = float(low_k.min()), float(high_k.max())
+            pad = 0.05 * (top - bottom) if top > bottom else 0.5
+            self._scales[encoding] = ((low, max(high, low + 1e-12)), (bottom - pad, top + pad))
+        return self._scales[encoding]
+
     def draw(self, encoding, length):
         self.table = self._encoders[encoding](length, self.d_model)
-        low, high = float(self.table.min()), float(self.table.max())
+        colours, similarity_range = self.scales(encoding)
         offsets, mean, low_k, high_k = self._profile(self.table)
         self._image.set_data(self.table)
         self._image.set_extent((-0.5, self.d_model - 0.5, length - 0.5, -0.5))
-        self._image.set_clim(low, max(high, low + 1e-12))
+        self._image.set_clim(*colours)
         self._heatmap_axes.set_title(f"{encoding}: n={length}, d_model={self.d_model}")
         self._curve_axes.set_title(self._title(low_k, high_k))
         self._mean.set_data(offsets, mean)
         self._band.set_data(offsets, low_k, high_k)
-        bottom, top = float(low_k.min()), float(high_k.max())
-        pad = 0.05 * (top - bottom) if top > bottom else 0.5
-        self._curve_axes.set_xlim(-0.5, length - 0.5)
-        self._curve_axes.set_ylim(bottom - pad, top + pad)
+        self._curve_axes.set_ylim(*similarity_range)
+        return encoding  # the colour bar and the similarity axis: one background per encoding
 
     def animated_artists(self):
         return self._animated
@@ -342,13 +359,12 @@ class DecayExplorer(Explorer):
         artists["marker"].set_xdata([self.half_width or self.offsets[-1]] * 2)
         width = f"{self.half_width}" if self.half_width else f"> {self.offsets[-1]}"
         artists["title"].set_text(f"d_model {d_model}, base {base:g}: half-width {width}")
-        artists["image"].set_data(self.weights)
-        artists["image"].set_clim(0.0, float(self.weights.max()))
+        artists["image"].set_data(self.weights)  # on the colour bar's fixed range 0..1
 
     def animated_artists(self):
         artists = self._artists
-        colorbar_axis = artists["image"].colorbar.ax.yaxis  # its tick labels follow the colour range
-        return (artists["line"], artists["marker"], artists["title"], artists["image"], colorbar_axis)
+        legend = artists["line"].axes.get_legend()  # drawn again over the line and the marker, which pass under it
+        return (artists["line"], artists["marker"], artists["title"], artists["image"], legend)
 
 
 # --- Notebook 05: learned versus fixed ---
@@ -359,6 +375,7 @@ class PositionSimilarityExplorer(Explorer):
 
     tables: dict name -> (n, d) table (e.g. MiniLM's learned positions and the sinusoidal
     encoding of the same size). Sliders: the position p and the half-width of the window shown.
+    The x axis is the offset q - p, so moving p keeps the axes still (p itself sits at 0).
     After each update, `neighbour_similarity[name]` is the mean cosine of row p with rows p ± 1.
     """
 
@@ -371,21 +388,14 @@ class PositionSimilarityExplorer(Explorer):
         self.n = min(s.shape[0] for s in self.similarity.values())
         self.neighbour_similarity = {}
         figure, ax = plt.subplots(figsize=(8.5, 3.6))
-        figure.subplots_adjust(left=0.09, right=0.98, bottom=0.15, top=0.9)  # fixed: no layout engine
+        # Fixed, no layout engine; the legend and the read-out sit to the right, clear of the lines.
+        figure.subplots_adjust(left=0.09, right=0.74, bottom=0.15, top=0.9)
         self._lines = {name: ax.plot([], [], "o-", ms=2.5, lw=1.2, label=name)[0] for name in self.similarity}
-        self._here = ax.axvline(position, color="k", lw=1)
-        self._zero = ax.axhline(0.0, color="0.3", lw=0.8)  # drawn over the lines: animated with them
-        self._text = ax.text(
-            0.01,
-            0.04,
-            "",
-            transform=ax.transAxes,
-            fontsize=9,
-            va="bottom",
-            bbox={"facecolor": "white", "alpha": 0.85, "edgecolor": "0.7"},
-        )
-        ax.set(ylim=(-0.6, 1.05), xlabel="other position q", ylabel="cosine similarity to position p")
-        ax.legend(loc="upper right", fontsize=9)
+        self._here = ax.axvline(0, color="k", lw=1)  # p itself; drawn over the lines: animated with them
+        self._zero = ax.axhline(0.0, color="0.3", lw=0.8)
+        self._text = ax.text(1.03, 0.0, "", transform=ax.transAxes, fontsize=9, va="bottom")
+        ax.set(ylim=(-0.6, 1.05), xlabel="offset q − p (p at 0)", ylabel="cosine similarity to position p")
+        ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=9)
         self._ax = ax
         controls = {
             "position": widgets.IntSlider(value=position, min=0, max=self.n - 1, description="position p"),
@@ -397,20 +407,19 @@ class PositionSimilarityExplorer(Explorer):
         low, high = max(0, position - window), min(self.n - 1, position + window)
         others = np.arange(low, high + 1)
         for name, similarity in self.similarity.items():
-            self._lines[name].set_data(others, similarity[position, others])
+            self._lines[name].set_data(others - position, similarity[position, others])
             neighbours = [q for q in (position - 1, position + 1) if 0 <= q < self.n]
             self.neighbour_similarity[name] = float(np.mean(similarity[position, neighbours]))
-        self._here.set_xdata([position, position])
-        self._ax.set_xlim(low - 0.5, high + 0.5)
+        self._ax.set_xlim(-window - 0.5, window + 0.5)
         self._ax.set_title(f"similarity of position {position} to positions {low}..{high}")
         self._text.set_text(
-            "\n".join(f"{name}: cos to p±1 = {value:.2f}" for name, value in self.neighbour_similarity.items())
+            "cosine to p ± 1:\n"
+            + "\n".join(f"{name}: {value:.2f}" for name, value in self.neighbour_similarity.items())
         )
+        return window  # the x axis: one background per window
 
     def animated_artists(self):
-        # The x axis follows the window; the legend is redrawn because the lines pass under it.
-        ax = self._ax
-        return (*self._lines.values(), self._here, self._zero, ax.title, self._text, ax.xaxis, ax.get_legend())
+        return (*self._lines.values(), self._here, self._zero, self._ax.title, self._text)
 
 
 class TrainingProgress:
@@ -471,7 +480,7 @@ class OrderExplorer(Explorer):
         self.weights = (np.asarray(w_q, dtype=float), np.asarray(w_k, dtype=float), np.asarray(w_v, dtype=float))
         self.max_words = int(max_words)
         self.state = {}
-        self._ticks = (None, None)  # the words last used as tick labels (heatmaps, bars)
+        self._words, self._shown = None, None  # the words on the bars' and on the heatmaps' axes
         figure = plt.figure(figsize=(11.0, 3.6))
         grid = figure.add_gridspec(
             1, 3, width_ratios=[1, 1.2, 1.4], left=0.07, right=0.98, bottom=0.25, top=0.88, wspace=0.35
@@ -483,6 +492,7 @@ class OrderExplorer(Explorer):
             ax.set(xlabel="key (word attended to)")
             ax.grid(False)
             self.images.append(image)
+        self.axes[0].set_title("attention: words only")
         colorbar = figure.colorbar(self.images[1], ax=self.axes[1], label="attention weight")
         colorbar.locator = plt.MaxNLocator(4)
         self.axes[0].set_ylabel("query (word attending)")
@@ -537,6 +547,19 @@ class OrderExplorer(Explorer):
             "shift": shift,
         }
 
+    def largest_shift(self, words):
+        """The largest output change over every rotation and every PE strength the slider offers.
+
+        The bar panel's y axis is fixed to it for the whole sentence, so the bars visibly grow
+        as positions fade in (an axis that followed the bars would hide that).
+        """
+        strengths = np.linspace(0.0, 1.0, 21)  # the slider's steps of 0.05
+        return max(
+            float(self.compute(words, rotate, strength)["shift"].max())
+            for rotate in range(len(words))
+            for strength in strengths
+        )
+
     def draw(self, sentence, rotate, pe_strength):
         words = _sentence_words(sentence, self.max_words)
         message = ""
@@ -547,47 +570,35 @@ class OrderExplorer(Explorer):
         self._last_words = words
         state = self.compute(words, rotate, pe_strength)
         self.state = state
-        n = len(words)
-        shown = state["shown"]
-        top = max(float(state["weights_plain"].max()), float(state["weights_pe"].max()))
-        panels = [("weights_plain", "attention: words only")]
-        panels.append(("weights_pe", f"attention: words + {pe_strength:.2f} x PE"))
-        for ax, image, (key, title) in zip(self.axes[:2], self.images, panels, strict=True):
-            image.set_data(state[key])
-            image.set_extent((-0.5, n - 0.5, n - 0.5, -0.5))
-            image.set_clim(0.0, top)
-            if shown != self._ticks[0]:  # new tick labels only when the words move (ticks are slow to redo)
+        n, shown = len(words), state["shown"]
+        if words != self._words:  # a new sentence: the bars' words and their y range, fixed from now on
+            self._words = words
+            ax = self.axes[2]
+            ax.set_xlim(-0.5, n - 0.5)
+            ax.set_xticks(range(n), labels=words, rotation=45, ha="right", rotation_mode="anchor")
+            ax.set_ylim(0.0, max(1.0, 1.15 * self.largest_shift(words)))
+        if shown != self._shown:  # the words moved: new tick labels on the heatmaps
+            self._shown = shown
+            for ax in self.axes[:2]:
                 ax.set_xlim(-0.5, n - 0.5)
                 ax.set_ylim(n - 0.5, -0.5)
                 plots._word_ticks(ax, shown, shown)
-            ax.set_title(title)
-        self.axes[1].tick_params(labelleft=False)  # same rows as the left panel
+            self.axes[1].tick_params(labelleft=False)  # same rows as the left panel
+            self.axes[2].set_title(f"output change after rotating by {rotate % n}")
+        for image, key in zip(self.images, ("weights_plain", "weights_pe"), strict=True):
+            image.set_data(state[key])  # on the fixed scale 0..1 of a weight
+            image.set_extent((-0.5, n - 0.5, n - 0.5, -0.5))
+        self.axes[1].set_title(f"attention: words + {pe_strength:.2f} x PE")
         for index, bar in enumerate(self.bars):
             bar.set_visible(index < n)
             bar.set_height(state["shift"][index] if index < n else 0.0)
-        ax = self.axes[2]
-        new_words = words != self._ticks[1]
-        self._words_moved = shown != self._ticks[0]
-        if new_words:
-            ax.set_xlim(-0.5, n - 0.5)
-            ax.set_xticks(range(n), labels=words, rotation=45, ha="right", rotation_mode="anchor")
-        self._ticks = (shown, words)
-        ax.set_ylim(0.0, max(1.0, 1.15 * float(state["shift"].max())))
-        ax.set_title(f"output change after rotating by {rotate % n}")
         largest = f"largest change {float(state['shift'].max()):.2g}"
         self.note.set_text(f"{largest}\n{message}" if message else largest)
-        return new_words
+        return tuple(words), tuple(shown)  # the axes' words and ranges: one background per word order
 
     def animated_artists(self):
-        # rotate and pe_strength change the heatmaps' word labels, the colour range and the bars' y range.
-        # Word labels are slow to draw: the heatmaps' axes are animated only while the words move
-        # (rotate), not while pe_strength moves (a change of this list re-renders the background).
-        heatmaps = [*self.images, *(ax.title for ax in self.axes[:2])]
-        if self._words_moved:
-            heatmaps += [axis for ax in self.axes[:2] for axis in (ax.xaxis, ax.yaxis)]
-        bars = self.axes[2]
-        colorbar_axis = self.images[1].colorbar.ax.yaxis
-        return (*heatmaps, colorbar_axis, *self.bars, bars.yaxis, bars.title, self.note)
+        # pe_strength changes only the weights, the middle title, the bars and the note.
+        return (*self.images, self.axes[1].title, *self.bars, self.note)
 
 
 # --- Notebook 06: the embedding pipeline ---
