@@ -380,7 +380,8 @@ def format_explorers(rows, updates):
             )
     lines.append(
         f"target: median update (draw + PNG render, wall clock) < {EXPLORER_MS:.0f} ms, over {updates} one-step "
-        "moves; cpu ms is the median CPU time of the same updates; the reference row is the cost of redrawing "
+        "moves; max is usually a move to a look not shown before (new axis ticks: one full render, then cached); "
+        "cpu ms is the median CPU time of the same updates; the reference row is the cost of redrawing "
         "the simplest figure on this machine"
     )
     return "\n".join(lines)

@@ -432,6 +432,11 @@ def test_notebook_opens_as_a_rise_slide_deck(context, lab_server):
             f"{_slide_count(notebook)} expected from the cells' slideshow metadata"
         )
         assert sections.count() >= 2, "a deck of one slide: give cells metadata.slideshow.slide_type"
+        # LaTeX is typeset by the MathJax that JupyterLab bundles: it must work offline, in the deck too.
+        page.wait_for_function(
+            "() => document.querySelectorAll('.reveal mjx-container').length > 0", timeout=OPEN_S * 1000
+        )
+        assert page.locator(".reveal mjx-merror").count() == 0, "MathJax could not typeset some math in the deck"
         title = _title(notebook)
         first_slide = page.locator(".reveal .slides > section.present").inner_text()
         assert title in first_slide, f"the first slide does not show the title {title!r}: {first_slide[:300]!r}"
