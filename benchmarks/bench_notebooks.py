@@ -1,6 +1,6 @@
 """Runtime and memory budget of every notebook, and the latency of every explorer, in one run.
 
-    python benchmarks/bench_notebooks.py [NOTEBOOK ...] [--updates 20] [--floor-repeats 1] [--check]
+    python benchmarks/bench_notebooks.py [NOTEBOOK ...] [--updates 20] [--floor-repeats 1] [--lecture] [--check]
 
 Notebooks (default: notebooks/NN_*.ipynb) are executed top to bottom in a fresh kernel with
 nbclient, as `scripts/run_notebooks.py` does, but nothing is written back. Per notebook:
@@ -325,8 +325,11 @@ def reference_update_ms(updates=20):
     return statistics.median(times[1:]) * 1e3  # the first render (font cache) is not counted
 
 
-def explorer_latencies(updates=20, names=None, every_slider=True):
-    """One dict per (explorer, slider): median and max update time, or why it could not be measured."""
+def explorer_latencies(updates=20, names=None, every_slider=True, lecture=False):
+    """One dict per (explorer, slider): median and max update time, or why it could not be measured.
+
+    lecture=True measures in the lecture style (larger figures and fonts), as on a projector.
+    """
     import matplotlib
 
     matplotlib.use("Agg")  # what the inline backend renders with; no window
@@ -334,7 +337,7 @@ def explorer_latencies(updates=20, names=None, every_slider=True):
 
     from pe_lib import plots, widgets
 
-    plots.use_style()  # the notebooks' first cell does this before building any explorer
+    plots.use_style(lecture=lecture)  # the notebooks' first cell does this before building any explorer
     rows = [{"explorer": "(reference: one-line plot)", "slider": "-", "reference_cpu_ms": reference_update_ms(updates)}]
     for cls in explorer_classes(widgets):
         if names is not None and cls.__name__ not in names:
@@ -415,6 +418,7 @@ def main(argv=None):
     parser.add_argument("--floor-repeats", type=int, default=1, help="floor runs per notebook, best kept (default 1)")
     parser.add_argument("--skip-notebooks", action="store_true", help="measure the explorers only")
     parser.add_argument("--skip-explorers", action="store_true", help="measure the notebooks only")
+    parser.add_argument("--lecture", action="store_true", help="measure the explorers in the lecture style")
     parser.add_argument("--check", action="store_true", help="exit 1 when a target is missed")
     args = parser.parse_args(argv)
 
@@ -428,7 +432,9 @@ def main(argv=None):
     if not args.skip_explorers:
         if notebook_rows:
             print()
-        explorer_rows = explorer_latencies(updates=args.updates)
+        if args.lecture:
+            print("explorers in the lecture style: plots.use_style(lecture=True)", flush=True)
+        explorer_rows = explorer_latencies(updates=args.updates, lecture=args.lecture)
         print(format_explorers(explorer_rows, args.updates), flush=True)
     ok = all(row["ok"] for row in notebook_rows) and explorers_ok(explorer_rows)
     print(_machine(), flush=True)

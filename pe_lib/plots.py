@@ -43,6 +43,15 @@ def use_style(lecture=False):
         mpl.rcParams.update(_LECTURE_STYLE)
 
 
+def style_figsize(width, height):
+    """A figure size given in inches for the base style, scaled to the current style.
+
+    The lecture style's figures are 11/8 as large, to hold its larger fonts.
+    """
+    scale = mpl.rcParams["figure.figsize"][0] / _BASE_STYLE["figure.figsize"][0]
+    return (width * scale, height * scale)
+
+
 def _axes(ax, figsize=None):
     """Return (figure, axes): the given axes' figure, or a new figure."""
     if ax is not None:
@@ -274,10 +283,10 @@ def similarity_title(low, high):
     high = np.asarray(high, dtype=float)
     spread = float(np.max(high - np.asarray(low, dtype=float)))
     spread = 0.0 if spread <= 1e-12 * max(1.0, float(np.max(np.abs(high)))) else spread  # rounding, not a range
-    return f"by offset k: widest range over p = {spread:.3g}"
+    return f"widest range over p = {spread:.3g}"  # short: it must fit the panel in the lecture style too
 
 
-def encoding_and_similarity(table, *, name, figsize=(9.0, 3.6)):
+def encoding_and_similarity(table, *, name, figsize=None):
     """Two panels: the (n, d) table as a heatmap, and PE(p) . PE(p+k) / d against the offset k.
 
     The right panel shows the mean over p and (shaded) the range over p: a band of zero width
@@ -286,8 +295,8 @@ def encoding_and_similarity(table, *, name, figsize=(9.0, 3.6)):
     from .checklist import offset_profile
 
     table = np.asarray(table, dtype=float)
-    fig, (left, right) = plt.subplots(1, 2, figsize=figsize, width_ratios=(1, 1.3))
-    fig.subplots_adjust(left=0.08, right=0.98, bottom=0.14, top=0.9, wspace=0.45)  # fixed: no layout pass per frame
+    figsize = figsize or style_figsize(9.0, 3.6)
+    fig, (left, right) = plt.subplots(1, 2, figsize=figsize, width_ratios=(1, 1.3), layout="constrained")
     n, d = table.shape
     low, high = float(table.min()), float(table.max())
     image = left.imshow(

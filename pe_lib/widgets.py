@@ -41,6 +41,7 @@ class Explorer:
         self.image.add_class("pe-explorer-figure")
         plt.close(figure)  # shown through the Image widget only, not again by the inline backend
         self._holding = False
+        self._laid_out = False
         # rendered figures without their animated artists (blitting), by (static key, artists, size)
         self._backgrounds = collections.OrderedDict()
         for control in self.controls.values():
@@ -86,6 +87,12 @@ class Explorer:
 
     def _render(self):
         static_key = self.draw(**self.values())
+        if not self._laid_out:
+            # Lay the figure out once (if it has a layout engine), for its first values in the current
+            # style (the lecture fonts are larger), then keep that layout: a layout pass costs more than a frame.
+            self._laid_out = True
+            if self.figure.get_layout_engine() is not None:
+                plots._freeze_layout(self.figure)
         artists = list(self.animated_artists())
         # The axes' spines sit above their data (images, lines at the edge): draw them again on top.
         for ax in dict.fromkeys(artist.axes for artist in artists if artist.axes is not None and artist.axes.axison):
@@ -158,8 +165,9 @@ class BaseExplorer(Explorer):
                 raise ValueError(f"{name} must be one of the slider's values {options}, got {value!r}")
         self.collisions = np.array([], dtype=int)
         self.longest_wavelength = float("nan")
-        figure, (self._left, right) = plt.subplots(1, 2, figsize=(10.0, 3.8), gridspec_kw={"width_ratios": [1.0, 1.7]})
-        figure.subplots_adjust(left=0.07, right=0.98, bottom=0.14, top=0.84, wspace=0.4)  # fixed: no layout engine
+        figure, (self._left, right) = plt.subplots(
+            1, 2, figsize=plots.style_figsize(10.0, 3.8), width_ratios=[1.0, 1.7], layout="constrained"
+        )
         self._image = self._left.imshow(
             np.zeros((self.n, 2)), aspect="auto", interpolation="nearest", vmin=-1, vmax=1, cmap="RdBu_r"
         )
@@ -201,9 +209,9 @@ class BaseExplorer(Explorer):
         self._right.set_ylim(0, 1.05 * np.sqrt(2 * d_model))
         nearest = np.flatnonzero(far)[np.argmin(distance[far])]
         self._right.set_title(
-            f"base {base:g}, d_model {d_model}: slowest wavelength {self.longest_wavelength:,.0f} positions\n"
+            f"base {base:g}, d_model {d_model}: slowest wavelength {self.longest_wavelength:,.0f}\n"
             f"collisions (red): {self.collisions.size}; nearest far row: q={nearest} at {distance[nearest]:.2f}",
-            fontsize=10,
+            fontsize="small",
         )
         return d_model  # sets the table's columns and the distance axis: one background per d_model
 
@@ -387,15 +395,13 @@ class PositionSimilarityExplorer(Explorer):
         self.similarity = {name: experiments.cosine_similarity(table) for name, table in tables.items()}
         self.n = min(s.shape[0] for s in self.similarity.values())
         self.neighbour_similarity = {}
-        figure, ax = plt.subplots(figsize=(8.5, 3.6))
-        # Fixed, no layout engine; the legend and the read-out sit to the right, clear of the lines.
-        figure.subplots_adjust(left=0.09, right=0.74, bottom=0.15, top=0.9)
+        figure, ax = plt.subplots(figsize=plots.style_figsize(8.5, 3.6), layout="constrained")
         self._lines = {name: ax.plot([], [], "o-", ms=2.5, lw=1.2, label=name)[0] for name in self.similarity}
         self._here = ax.axvline(0, color="k", lw=1)  # p itself; drawn over the lines: animated with them
         self._zero = ax.axhline(0.0, color="0.3", lw=0.8)
-        self._text = ax.text(1.03, 0.0, "", transform=ax.transAxes, fontsize=9, va="bottom")
+        self._text = ax.text(1.03, 0.0, "", transform=ax.transAxes, fontsize="small", va="bottom")
         ax.set(ylim=(-0.6, 1.05), xlabel="offset q − p (p at 0)", ylabel="cosine similarity to position p")
-        ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=9)
+        ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize="small")  # right of the lines, as the read-out
         self._ax = ax
         controls = {
             "position": widgets.IntSlider(value=position, min=0, max=self.n - 1, description="position p"),
@@ -481,10 +487,8 @@ class OrderExplorer(Explorer):
         self.max_words = int(max_words)
         self.state = {}
         self._words, self._shown = None, None  # the words on the bars' and on the heatmaps' axes
-        figure = plt.figure(figsize=(11.0, 3.6))
-        grid = figure.add_gridspec(
-            1, 3, width_ratios=[1, 1.2, 1.4], left=0.07, right=0.98, bottom=0.25, top=0.88, wspace=0.35
-        )
+        figure = plt.figure(figsize=plots.style_figsize(11.0, 3.6), layout="constrained")
+        grid = figure.add_gridspec(1, 3, width_ratios=[1, 1.2, 1.4])
         self.axes = [figure.add_subplot(grid[0, i]) for i in range(3)]
         self.images = []
         for ax in self.axes[:2]:
@@ -645,7 +649,7 @@ class NormShareExplorer(Explorer):
         self.pe_norm = {
             d: float(np.linalg.norm(encodings.sinusoidal_encoding(positions, d), axis=1).mean()) for d in self.d_models
         }
-        figure, (left, right) = plt.subplots(1, 2, figsize=(9, 3.6))
+        figure, (left, right) = plt.subplots(1, 2, figsize=plots.style_figsize(9.0, 3.6), layout="constrained")
         self.bars = left.bar([0, 1], [1.0, 1.0], color=["tab:blue", "tab:orange"])
         left.set_xticks([0, 1], ["token part", "position part"])
         left.set(yscale="log", ylim=(0.01, 3000), ylabel="mean norm", title="norms")
@@ -667,7 +671,6 @@ class NormShareExplorer(Explorer):
         right.set_yticks([0, 0.5, 1])
         right.minorticks_off()
         self.title = figure.suptitle("")
-        figure.subplots_adjust(left=0.09, right=0.98, bottom=0.15, top=0.83, wspace=0.3)
         controls = {
             "d_model": widgets.SelectionSlider(options=self.d_models, value=d_model, description="d_model"),
             "init": widgets.Dropdown(options=TOKEN_INITS, value=TOKEN_INITS[0], description="token init"),
@@ -715,7 +718,7 @@ class DropoutExplorer(Explorer):
         self.seed = int(seed)
         flat = self.x.flatten().numpy()
         limit = float(np.abs(flat).max()) or 1.0
-        figure, (left, right) = plt.subplots(1, 2, figsize=(9, 3.6))
+        figure, (left, right) = plt.subplots(1, 2, figsize=plots.style_figsize(9.0, 3.6), layout="constrained")
         self.heat = left.imshow(
             self.x.numpy(), aspect="auto", interpolation="nearest", cmap="RdBu_r", vmin=-2 * limit, vmax=2 * limit
         )
@@ -738,7 +741,6 @@ class DropoutExplorer(Explorer):
         right.locator_params(nbins=4)  # few tick labels: text is most of the render time
         left.locator_params(axis="x", nbins=4)
         self.title = figure.suptitle("")
-        figure.subplots_adjust(left=0.07, right=0.98, bottom=0.15, top=0.85, wspace=0.4)
         controls = {"p": widgets.FloatSlider(value=p, min=0.0, max=0.9, step=0.05, description="dropout p")}
         super().__init__(figure, controls)
 

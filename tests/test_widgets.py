@@ -34,11 +34,11 @@ def full_render(explorer):
 
 
 def count_background_renders(explorer, monkeypatch):
-    """Wrap the canvas's draw (a full render, used only for a new background); returns the call log."""
+    """Log every full render of the figure (Figure.draw: a new background, or a layout pass); returns the log."""
     calls = []
-    canvas = explorer.figure.canvas
-    draw = canvas.draw
-    monkeypatch.setattr(canvas, "draw", lambda *args, **kwargs: (calls.append(1), draw(*args, **kwargs))[1])
+    figure = explorer.figure
+    draw = figure.draw
+    monkeypatch.setattr(figure, "draw", lambda *args, **kwargs: (calls.append(1), draw(*args, **kwargs))[1])
     return calls
 
 
@@ -90,6 +90,15 @@ def test_blitted_frames_match_a_full_render(cls):
             frame = explorer.update(**{name: shown})
             difference = np.abs(pixels(frame) - pixels(full_render(explorer))).max(axis=2)
             assert (difference > 100).sum() == 0, (name, shown, int((difference > 100).sum()))
+
+
+@pytest.mark.parametrize("cls", bench_notebooks.explorer_classes(widgets), ids=lambda cls: cls.__name__)
+def test_an_update_that_keeps_the_look_renders_nothing_in_full(cls, monkeypatch):
+    plots.use_style()
+    explorer = build(cls)
+    renders = count_background_renders(explorer, monkeypatch)
+    assert explorer.update() == explorer.image.value
+    assert renders == [], "the same values again: blitting over the cached background, no full render"
 
 
 def test_backgrounds_are_rendered_once_per_look(monkeypatch):
@@ -148,3 +157,33 @@ def test_fixed_axes_hold_while_the_length_slider_moves():
     assert looks[0][3] == (0.0, 63.0)  # integer: the colour scale of the longest table
     _, _, low, high = explorer._profile(explorer.table)
     assert looks[0][2][0] <= low.min() and high.max() <= looks[0][2][1]  # the longest table's curve fits
+
+
+# --- layout ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("lecture", [False, True], ids=["notebook-style", "lecture-style"])
+@pytest.mark.parametrize("cls", bench_notebooks.explorer_classes(widgets), ids=lambda cls: cls.__name__)
+def test_explorers_fit_in_their_figure_in_both_styles(cls, lecture):
+    """Nothing drawn (labels, titles, legends, read-outs) falls off the figure, also with the lecture fonts."""
+    with matplotlib.rc_context():
+        plots.use_style(lecture=lecture)
+        explorer = build(cls)
+        figure = explorer.figure
+        for end in (0, -1):  # every slider at its lowest, then at its highest value (the longest titles)
+            for name in bench_notebooks._sliders(explorer):
+                explorer.update(**{name: slider_end(explorer.controls[name], end)})
+            drawn = figure.get_tightbbox().transformed(figure.dpi_scale_trans)  # inches to pixels
+            inside = (0, 0, figure.bbox.width, figure.bbox.height)
+            assert drawn.x0 >= inside[0] - 1 and drawn.y0 >= inside[1] - 1, (end, drawn.extents, inside)
+            assert drawn.x1 <= inside[2] + 1 and drawn.y1 <= inside[3] + 1, (end, drawn.extents, inside)
+        width, height = figure.canvas.get_width_height(physical=True)
+        assert pixels(explorer.image.value).shape[:2] == (height, width)
+
+
+def slider_end(control, end):
+    """The first (end=0) or last (end=-1) value of a slider."""
+    if hasattr(control, "options"):
+        option = control.options[end]
+        return option[1] if isinstance(option, tuple) else option
+    return (control.min, control.max)[end]
