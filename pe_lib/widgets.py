@@ -32,7 +32,7 @@ class Explorer:
     linked to a slider).
     """
 
-    BACKGROUNDS = 16  # rendered backgrounds kept per explorer (about 1 MB each)
+    BACKGROUNDS = 16  # rendered backgrounds kept per explorer (1-2 MB each)
 
     def __init__(self, figure, controls, *, extras=()):
         self.figure = figure
