@@ -269,12 +269,17 @@ def _sliders(explorer):
     return [name for name, control in explorer.controls.items() if isinstance(control, kinds)]
 
 
+def slider_options(control):
+    """The values a SelectionSlider offers (options may be (label, value) pairs)."""
+    return [option[1] if isinstance(option, tuple) else option for option in control.options]
+
+
 def _next_value(control, direction):
     """One step of a slider in `direction` (+1/-1), turning back at the ends; returns (value, direction)."""
     import ipywidgets
 
     if isinstance(control, ipywidgets.SelectionSlider):
-        options = [option[1] if isinstance(option, tuple) else option for option in control.options]
+        options = slider_options(control)
         index = control.index
         if not 0 <= index + direction < len(options):
             direction = -direction

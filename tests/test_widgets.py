@@ -184,6 +184,5 @@ def test_explorers_fit_in_their_figure_in_both_styles(cls, lecture):
 def slider_end(control, end):
     """The first (end=0) or last (end=-1) value of a slider."""
     if hasattr(control, "options"):
-        option = control.options[end]
-        return option[1] if isinstance(option, tuple) else option
+        return bench_notebooks.slider_options(control)[end]
     return (control.min, control.max)[end]
