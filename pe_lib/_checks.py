@@ -69,9 +69,22 @@ def choice(name, value, allowed):
     return value
 
 
+def as_numpy(value):
+    """`value` as a NumPy array; a torch tensor is detached (requires_grad) and widened (bfloat16) first.
+
+    Duck-typed on `.detach()`, so the NumPy core needs no torch import.
+    """
+    if hasattr(value, "detach") and hasattr(value, "is_floating_point"):
+        value = value.detach().cpu()
+        if value.is_floating_point():
+            value = value.double()  # bfloat16 has no NumPy dtype; float64 holds every float exactly
+        return value.numpy()
+    return np.asarray(value)
+
+
 def real_array(name, value, ndim):
-    """Return `value` as a float64 array of rank `ndim` with only finite entries."""
-    array = np.asarray(value)
+    """Return `value` (array, list, or torch tensor) as a float64 array of rank `ndim` with only finite entries."""
+    array = as_numpy(value)
     if array.dtype == bool or not (np.issubdtype(array.dtype, np.integer) or np.issubdtype(array.dtype, np.floating)):
         raise TypeError(f"{name} must hold real numbers, got an array of dtype {array.dtype}")
     if array.ndim != ndim:

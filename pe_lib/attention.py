@@ -18,8 +18,8 @@ def softmax(scores, axis=-1):
 
 def _weight(name, value, d_in, width=None):
     weight = _checks.real_array(name, value, ndim=2)
-    if weight.shape[0] != d_in or (width is not None and weight.shape[1] != width):
-        wanted = f"({d_in}, {'d_out' if width is None else width})"
+    if weight.shape[0] != d_in or (width is not None and weight.shape[1] != width) or weight.shape[1] == 0:
+        wanted = f"({d_in}, {'d_out >= 1' if width is None else width})"
         raise ValueError(f"{name} must have shape {wanted} to match x, got {weight.shape}")
     return weight
 
@@ -33,12 +33,14 @@ def self_attention(x, w_q, w_k, w_v, *, mask=None):
     """
     x = _checks.real_array("x", x, ndim=2)
     n, d_in = x.shape
+    if n == 0 or d_in == 0:  # no rows: nothing to attend to; no features: every score is 0/0
+        raise ValueError(f"x must have at least one row (position) and one column (feature), got shape {x.shape}")
     w_q = _weight("w_q", w_q, d_in)
     w_k = _weight("w_k", w_k, d_in, width=w_q.shape[1])
     w_v = _weight("w_v", w_v, d_in)
     scores = (x @ w_q) @ (x @ w_k).T / np.sqrt(w_q.shape[1])
     if mask is not None:
-        mask = np.asarray(mask)
+        mask = _checks.as_numpy(mask)
         if mask.dtype != bool or mask.shape != (n, n):
             raise ValueError(f"mask must be a boolean array of shape ({n}, {n}), got {mask.dtype} {mask.shape}")
         if n and not mask.any(axis=1).all():

@@ -56,8 +56,14 @@ def _same(a, b):
 
 
 def _g(x):
-    """A number for evidence text: 4 significant digits, thousands separated."""
+    """A number for evidence text: 4 significant digits, thousands separated.
+
+    Sizes below the checklist's tolerance are rounding, which differs from one CPU to the next:
+    they print as 0, so the evidence reads the same on every machine.
+    """
     x = float(x)
+    if abs(x) < _RTOL:
+        return "0"
     if x == int(x) and abs(x) < 1e15:
         return f"{int(x):,}"
     return f"{x:,.4g}" if abs(x) >= 1e-3 else f"{x:.3g}"

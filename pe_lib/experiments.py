@@ -82,6 +82,15 @@ class Config:
             raise ValueError(f"lr must be positive, got {self.lr}")
 
 
+def _config(config):
+    """The default Config for None; a clear error for anything that is not a Config."""
+    if config is None:
+        return Config()
+    if not isinstance(config, Config):
+        raise TypeError(f"config must be a pe_lib.experiments.Config (or None), got {type(config).__name__}")
+    return config
+
+
 # --- the task -------------------------------------------------------------------------------
 
 
@@ -94,9 +103,16 @@ def task_targets(tokens, task="shift", *, shift=3):
     _checks.choice("task", task, TASKS)
     if not isinstance(tokens, torch.Tensor) or tokens.dim() != 2:
         raise ValueError(f"tokens must be a 2-D torch tensor (batch, seq), got {getattr(tokens, 'shape', tokens)!r}")
+    if tokens.is_floating_point() or tokens.is_complex() or tokens.dtype == torch.bool:
+        raise TypeError(f"tokens must hold integer token ids, got dtype {tokens.dtype}")
     if task == "reverse":
         return tokens.flip(1)
     shift = _checks.positive_int("shift", shift)
+    if shift >= tokens.shape[1]:
+        raise ValueError(
+            f"shift must be smaller than the sequence length {tokens.shape[1]} (else no position has a target), "
+            f"got shift={shift}"
+        )
     targets = torch.full_like(tokens, IGNORE)
     targets[:, shift:] = tokens[:, : tokens.shape[1] - shift]
     return targets
@@ -167,7 +183,9 @@ def position_table(model):
 @contextlib.contextmanager
 def _reproducible(threads):
     """Fixed thread count, deterministic algorithms and a private torch RNG; the caller's state comes back."""
-    old_threads, old_deterministic = torch.get_num_threads(), torch.are_deterministic_algorithms_enabled()
+    old_threads = torch.get_num_threads()
+    old_deterministic = torch.are_deterministic_algorithms_enabled()
+    old_warn_only = torch.is_deterministic_algorithms_warn_only_enabled()
     torch.set_num_threads(threads)
     torch.use_deterministic_algorithms(True)
     try:
@@ -175,7 +193,7 @@ def _reproducible(threads):
             yield
     finally:
         torch.set_num_threads(old_threads)
-        torch.use_deterministic_algorithms(old_deterministic)
+        torch.use_deterministic_algorithms(old_deterministic, warn_only=old_warn_only)
 
 
 @dataclasses.dataclass
@@ -196,10 +214,13 @@ def train(positional, config=None, *, seed=0, progress=None):
     seed fixes the initial weights and the training batches. progress, if given, is called as
     progress(step, steps, loss) every 10 steps and at the end (e.g. to move a progress bar).
     """
-    config = Config() if config is None else config
+    config = _config(config)
     positional = _checks.choice("positional", positional, VARIANTS)
     seed = _checks.count("seed", seed)
-    with _reproducible(config.threads):
+    if progress is not None and not callable(progress):
+        raise TypeError(f"progress must be a function progress(step, steps, loss) or None, got {progress!r}")
+    # Training needs gradients even when the caller is inside torch.no_grad() or inference_mode().
+    with _reproducible(config.threads), torch.inference_mode(False), torch.enable_grad():
         torch.manual_seed(seed)
         model = build_model(positional, config)
         data = torch.Generator().manual_seed(1_000_003 + seed)
@@ -265,7 +286,7 @@ def baselines(config=None):
 
     Returns {"chance": float, "order_blind": {"in_distribution": float, "longer": float}}.
     """
-    config = Config() if config is None else config
+    config = _config(config)
     data = torch.Generator().manual_seed(EVAL_SEED)
     levels = {}
     for name, seq_len in (("in_distribution", config.train_len), ("longer", config.test_len)):
@@ -372,7 +393,7 @@ def run_sweep(config=None, *, seeds=SWEEP_SEEDS, variants=VARIANTS, progress=Non
     that model's result dict with its training "seconds" (seconds are not stored in the result:
     they would make the file differ from run to run).
     """
-    config = Config() if config is None else config
+    config = _config(config)
     seeds = [_checks.count("seed", s) for s in seeds]
     variants = [_checks.choice("variant", v, VARIANTS) for v in variants]
     runs = []

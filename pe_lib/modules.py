@@ -36,8 +36,8 @@ class _AddPositions(nn.Module):
         self.batch_first = bool(batch_first)
         self.dropout = nn.Dropout(_dropout_rate(dropout))
 
-    def _table(self, seq_len):
-        """Rows for positions 0..seq_len-1, shape (seq_len, d_model)."""
+    def _table(self, seq_len, dtype):
+        """Rows for positions 0..seq_len-1, shape (seq_len, d_model), to be added to an input of `dtype`."""
         raise NotImplementedError
 
     def forward(self, x):
@@ -51,7 +51,7 @@ class _AddPositions(nn.Module):
                 f"d_model={self.d_model}, got shape {tuple(x.shape)}"
             )
         seq_axis = 1 if (x.dim() == 3 and self.batch_first) else 0
-        table = self._table(x.shape[seq_axis]).to(dtype=x.dtype, device=x.device)
+        table = self._table(x.shape[seq_axis], x.dtype).to(dtype=x.dtype, device=x.device)
         if x.dim() == 3:
             table = table.unsqueeze(0 if self.batch_first else 1)
         return self.dropout(x + table)
@@ -66,6 +66,10 @@ class SinusoidalPositionalEncoding(_AddPositions):
     The table is a non-trainable buffer of max_len rows; a longer input grows it, because
     the formula is defined at every position. Its values are always computed from float64
     angles, also after .half() or .to(torch.bfloat16).
+
+    The output has the input's dtype, and the rows added are correct to that dtype's rounding:
+    a float64 input to a float32 module gets rows built in float64 (error ~1e-16), not the
+    float32 buffer widened (error up to 6e-8). Call .double() to keep a float64 buffer instead.
     """
 
     def __init__(self, d_model, *, max_len=5000, base=10000.0, layout="interleaved", dropout=0.0, batch_first=True):
@@ -86,7 +90,9 @@ class SinusoidalPositionalEncoding(_AddPositions):
         self.pe = self._build(self.pe.shape[0], self.pe.dtype, self.pe.device)
         return self
 
-    def _table(self, seq_len):
+    def _table(self, seq_len, dtype):
+        if torch.finfo(dtype).eps < torch.finfo(self.pe.dtype).eps:  # the input is more precise than the buffer
+            return self._build(seq_len, dtype, self.pe.device)
         if seq_len > self.pe.shape[0]:
             self.pe = self._build(max(seq_len, 2 * self.pe.shape[0]), self.pe.dtype, self.pe.device)
         return self.pe[:seq_len]
@@ -98,7 +104,8 @@ class SinusoidalPositionalEncoding(_AddPositions):
 class LearnedPositionalEmbedding(_AddPositions):
     """Adds a trainable vector per position (BERT/GPT style): an nn.Embedding(max_len, d_model).
 
-    Positions past max_len have no trained row, so a longer input is an error.
+    Positions past max_len have no trained row, so a longer input is an error. The output has
+    the input's dtype (the rows are cast to it; widening float32 to float64 is exact).
     """
 
     def __init__(self, max_len, d_model, *, dropout=0.0, batch_first=True):
@@ -107,7 +114,7 @@ class LearnedPositionalEmbedding(_AddPositions):
         self.embedding = nn.Embedding(self.max_len, self.d_model)
         nn.init.normal_(self.embedding.weight, std=0.02)  # BERT's initialisation
 
-    def _table(self, seq_len):
+    def _table(self, seq_len, dtype):
         if seq_len > self.max_len:
             raise ValueError(
                 f"sequence length {seq_len} is longer than max_len={self.max_len} of this learned table "

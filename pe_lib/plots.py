@@ -8,7 +8,8 @@ import matplotlib as mpl
 import matplotlib.pyplot as plt
 import numpy as np
 
-from . import encodings
+from . import _checks, encodings
+from .text import measured
 
 _BASE_STYLE = {
     "figure.figsize": (8.0, 4.0),
@@ -34,6 +35,11 @@ _LECTURE_STYLE = {
     "lines.linewidth": 3.0,
     "lines.markersize": 9,
 }
+
+
+def _floats(values):
+    """Plot data as a float array: NumPy, lists, and torch tensors (also requiring grad, or bfloat16)."""
+    return _checks.as_numpy(values).astype(float, copy=False)
 
 
 def use_style(lecture=False):
@@ -62,7 +68,7 @@ def _axes(ax, figsize=None):
 
 def heatmap(table, *, title, xlabel="dimension", ylabel="position", colorbar_label="value", ax=None, symmetric=True):
     """A table (rows x columns) as an image with a colour bar; symmetric colours around 0 by default."""
-    table = np.asarray(table, dtype=float)
+    table = _floats(table)
     fig, ax = _axes(ax)
     limit = float(np.max(np.abs(table))) if table.size else 1.0
     kwargs = {"vmin": -limit, "vmax": limit} if symmetric else {"cmap": "viridis"}
@@ -82,9 +88,9 @@ def dimension_waves(table, columns, *, title, positions=None, step=False, xlabel
     Each column gets its own lane, labelled "dim j" on the y axis; step=True draws staircases
     (for binary bits), otherwise smooth lines (for sinusoids).
     """
-    table = np.asarray(table, dtype=float)
+    table = _floats(table)
     columns = [int(c) for c in columns]
-    x = np.arange(table.shape[0]) if positions is None else np.asarray(positions, dtype=float)
+    x = np.arange(table.shape[0]) if positions is None else _floats(positions)
     fig, ax = _axes(ax)
     values = table[:, columns]
     low, high = (float(values.min()), float(values.max())) if values.size else (0.0, 1.0)
@@ -107,7 +113,7 @@ def dimension_waves(table, columns, *, title, positions=None, step=False, xlabel
 
 def wavelength_ladder(wavelengths, *, title, base=10000.0, ax=None):
     """Wavelength (positions per turn) of each sin/cos pair on a log scale, with 2*pi and base*2*pi marked."""
-    wavelengths = np.asarray(wavelengths, dtype=float)
+    wavelengths = _floats(wavelengths)
     fig, ax = _axes(ax)
     ax.semilogy(np.arange(wavelengths.size), wavelengths, "o", ms=3, label="pair i")
     ax.minorticks_off()
@@ -120,7 +126,7 @@ def wavelength_ladder(wavelengths, *, title, base=10000.0, ax=None):
 
 def dimension_profile(values, *, title, ylabel, xlabel="dimension", log=False, ax=None):
     """One number per dimension (column) as bars, e.g. how much each column changes per step."""
-    values = np.asarray(values, dtype=float)
+    values = _floats(values)
     fig, ax = _axes(ax)
     ax.bar(np.arange(values.size), values, width=0.85, color="tab:blue")
     if log:
@@ -136,8 +142,8 @@ def pair_circle(table, pair, *, title, positions=None, annotate=(), ax=None):
     Each position is a point; moving k positions on turns every point by the same angle.
     annotate: positions to label on the figure.
     """
-    table = np.asarray(table, dtype=float)
-    x = np.arange(table.shape[0]) if positions is None else np.asarray(positions, dtype=float)
+    table = _floats(table)
+    x = np.arange(table.shape[0]) if positions is None else _floats(positions)
     fig, ax = _axes(ax)
     turn = np.linspace(0, 2 * np.pi, 200)
     ax.plot(np.sin(turn), np.cos(turn), color="0.8", lw=1, zorder=0)
@@ -168,10 +174,10 @@ def offset_fit_residuals(offsets, residuals, *, title, ax=None):
 
     residuals: dict label -> array like offsets. Log y axis, so 1e-14 and 0.5 fit on one figure.
     """
-    offsets = np.asarray(offsets, dtype=float)
+    offsets = _floats(offsets)
     fig, ax = _axes(ax)
     for label, values in residuals.items():
-        ax.semilogy(offsets, np.maximum(np.asarray(values, dtype=float), 1e-17), "o-", label=label)
+        ax.semilogy(offsets, np.maximum(_floats(values), 1e-17), "o-", label=label)
     ax.minorticks_off()
     ax.set(title=title, xlabel="offset k (positions)", ylabel="relative residual (log scale)")
     ax.legend()
@@ -184,10 +190,10 @@ def distance_by_offset(offsets, distances, *, title, neighbour=None, ax=None):
     distances: dict label -> array like offsets. neighbour: dict label -> distance at k = 1,
     drawn as dashed lines; points of a curve under its dashed line (k >= 2) are collisions, marked with dots.
     """
-    offsets = np.asarray(offsets, dtype=float)
+    offsets = _floats(offsets)
     fig, ax = _axes(ax)
     for label, values in distances.items():
-        values = np.asarray(values, dtype=float)
+        values = _floats(values)
         (line,) = ax.plot(offsets, values, lw=1, label=label)
         if neighbour is not None and label in neighbour:
             ax.axhline(neighbour[label], color=line.get_color(), ls="--", lw=1)
@@ -205,7 +211,7 @@ def layout_comparison(interleaved, concatenated, *, title):
     fig.subplots_adjust(left=0.08, right=0.87, bottom=0.14, top=0.82, wspace=0.08)
     names = ("interleaved (the paper)", "concatenated [sin | cos]")
     for ax, table, name in zip(axes, (interleaved, concatenated), names, strict=True):
-        image = ax.imshow(np.asarray(table, dtype=float), aspect="auto", interpolation="nearest", vmin=-1, vmax=1)
+        image = ax.imshow(_floats(table), aspect="auto", interpolation="nearest", vmin=-1, vmax=1)
         ax.set(title=name, xlabel="dimension")
         ax.grid(False)
     axes[0].set_ylabel("position")
@@ -222,9 +228,9 @@ def magnitude_against_words(positions, position_norms, word_norms, *, title, ax=
 
     positions, position_norms: (m,) with positions > 0; word_norms: (v,) norms of token vectors.
     """
-    positions = np.asarray(positions, dtype=float)
+    positions = _floats(positions)
     fig, ax = _axes(ax)
-    low, median, high = np.percentile(np.asarray(word_norms, dtype=float), [5, 50, 95])
+    low, median, high = np.percentile(_floats(word_norms), [5, 50, 95])
     ax.axhspan(low, high, color="tab:green", alpha=0.2, label="word vectors (5-95 %)")
     ax.axhline(median, color="tab:green", linestyle="--", label=f"median word norm {median:.3g}")
     ax.plot(positions, position_norms, color="tab:red", label="integer position vector")
@@ -241,7 +247,7 @@ def value_strips(values_by_label, *, title, marker=None, xlabel="encoded value",
     fig, ax = _axes(ax, figsize=(8.0, 0.6 + 0.7 * len(values_by_label)))
     labels = list(values_by_label)
     for row, label in enumerate(labels):
-        values = np.asarray(values_by_label[label], dtype=float)
+        values = _floats(values_by_label[label])
         ax.plot(values, np.full(values.shape, row), "o", markersize=5, label=None)
     ax.set(title=title, xlabel=xlabel, yticks=range(len(labels)), yticklabels=labels, ylim=(len(labels) - 0.5, -0.9))
     if marker is not None:
@@ -258,7 +264,7 @@ def step_sizes(tables, *, title, ax=None):
     """
     fig, ax = _axes(ax)
     for label, table in tables.items():
-        table = np.asarray(table, dtype=float)
+        table = _floats(table)
         steps = np.linalg.norm(np.diff(table, axis=0), axis=1)
         ax.plot(np.arange(len(steps)), steps, marker=".", label=label)
     ax.set(title=title, xlabel="position p", ylabel="||PE(p+1) - PE(p)||", ylim=(0, None))
@@ -280,8 +286,8 @@ def bit_flips(flips, *, title, highlight=(), ax=None):
 
 def similarity_title(low, high):
     """Title of the similarity panel: the widest range over p of any offset (0: offset alone decides)."""
-    high = np.asarray(high, dtype=float)
-    spread = float(np.max(high - np.asarray(low, dtype=float)))
+    high = _floats(high)
+    spread = float(np.max(high - _floats(low)))
     spread = 0.0 if spread <= 1e-12 * max(1.0, float(np.max(np.abs(high)))) else spread  # rounding, not a range
     return f"widest range over p = {spread:.3g}"  # short: it must fit the panel in the lecture style too
 
@@ -294,7 +300,7 @@ def encoding_and_similarity(table, *, name, figsize=None):
     """
     from .checklist import offset_profile
 
-    table = np.asarray(table, dtype=float)
+    table = _floats(table)
     figsize = figsize or style_figsize(9.0, 3.6)
     fig, (left, right) = plt.subplots(1, 2, figsize=figsize, width_ratios=(1, 1.3), layout="constrained")
     n, d = table.shape
@@ -409,9 +415,9 @@ def similarity_by_offset(
 ):
     """One line per entry of `curves` (label -> values, one per offset) against the offset k."""
     fig, ax = _axes(ax)
-    offsets = np.asarray(offsets, dtype=float)
+    offsets = _floats(offsets)
     for label, values in curves.items():
-        ax.plot(offsets, np.asarray(values, dtype=float), label=label)
+        ax.plot(offsets, _floats(values), label=label)
     ax.axhline(0.0, color="0.3", lw=0.8)
     if logx:
         ax.set_xscale("log")
@@ -490,7 +496,7 @@ def position_projection(coordinates, *, title, explained=None, first_position=0,
     the two axes (2,), shown in the axis labels. join=True also draws a thin line through the
     positions in order.
     """
-    coordinates = np.asarray(coordinates, dtype=float)
+    coordinates = _floats(coordinates)
     fig, ax = _axes(ax)
     positions = first_position + np.arange(coordinates.shape[0])
     if join:
@@ -581,7 +587,7 @@ def loss_curves(losses, *, title, chance_loss=None, ax=None):
     for label, values in losses.items():
         ax.semilogy(
             np.arange(1, len(values) + 1),
-            np.asarray(values, dtype=float),
+            _floats(values),
             color=_VARIANT_COLOURS.get(label),
             lw=1,
             label=label,
@@ -597,7 +603,7 @@ def loss_curves(losses, *, title, chance_loss=None, ax=None):
 
 def learned_table_after_training(table, *, train_len, title):
     """A trained position table: heatmap (rows = positions) and the norm of each row; rows past train_len untrained."""
-    table = np.asarray(table, dtype=float)
+    table = _floats(table)
     fig, (left, right) = plt.subplots(1, 2, figsize=(9.0, 3.6), width_ratios=[1.6, 1.0], layout="constrained")
     heatmap(table, title="the table (rows = positions)", colorbar_label="value", ax=left)
     left.axhline(train_len - 0.5, color="k", lw=1.2)
@@ -623,7 +629,7 @@ def tables_side_by_side(
     """
     fig, axes = plt.subplots(1, len(tables), figsize=(4.6 * len(tables), 3.8), layout="constrained", squeeze=False)
     for ax, (name, table) in zip(axes[0], tables.items(), strict=True):
-        table = np.asarray(table, dtype=float)
+        table = _floats(table)
         high = limit if limit is not None else float(np.quantile(np.abs(table), 0.99)) or 1.0
         extent = (-0.5, table.shape[1] - 0.5, first_row + table.shape[0] - 0.5, first_row - 0.5)
         image = ax.imshow(table, aspect="auto", interpolation="nearest", vmin=-high, vmax=high, extent=extent)
@@ -650,7 +656,7 @@ def attention_heatmap(weights, tokens, *, title, keys=None, ax=None, annotate=Tr
 
     Row i is where query word i looks; colour is the weight (0..vmax) of each key word.
     """
-    weights = np.asarray(weights, dtype=float)
+    weights = _floats(weights)
     keys = list(tokens if keys is None else keys)
     if weights.ndim != 2 or weights.shape != (len(tokens), len(keys)):
         raise ValueError(
@@ -677,7 +683,7 @@ def permutation_panels(x, y, x_perm, y_perm, tokens, tokens_perm, *, name="atten
 
     Shared colour scales per column, so a row that keeps its colours has kept its values.
     """
-    arrays = [np.asarray(a, dtype=float) for a in (x, y, x_perm, y_perm)]
+    arrays = [_floats(a) for a in (x, y, x_perm, y_perm)]
     rows = (tokens, tokens, tokens_perm, tokens_perm)
     for label, array, words in zip(("x", "y", "x_perm", "y_perm"), arrays, rows, strict=True):
         if array.ndim != 2 or array.shape[0] != len(words):
@@ -715,11 +721,11 @@ def order_shift_bars(words, shifts, *, title, ylabel="distance between outputs",
     width = 0.8 / len(shifts)
     centres = np.arange(len(words))
     for index, (label, values) in enumerate(shifts.items()):
-        values = np.asarray(values, dtype=float)
+        values = _floats(values)
         if values.shape != (len(words),):
             raise ValueError(f"shifts[{label!r}] must have one value per word ({len(words)}), got shape {values.shape}")
         offset = (index - (len(shifts) - 1) / 2) * width
-        bars = ax.bar(centres + offset, values, width=width, label=f"{label} (largest {float(values.max()):.2g})")
+        bars = ax.bar(centres + offset, values, width=width, label=f"{label} (largest {measured(values.max())})")
         if values_on_bars:
             ax.bar_label(bars, fmt="%.3f", fontsize="small")
     ax.set_xticks(centres, labels=words)
@@ -738,7 +744,7 @@ def heatmap_row(panels, *, title, xlabel="dimension", ylabel="position", colorba
     panels: dict panel title -> table (rows, columns). row_labels (optional): tick labels for
     the rows of every panel (e.g. the words of a sentence).
     """
-    tables = {name: np.asarray(table, dtype=float) for name, table in panels.items()}
+    tables = {name: _floats(table) for name, table in panels.items()}
     if not tables:
         raise ValueError("panels must hold at least one table")
     limit = max(float(np.max(np.abs(t))) if t.size else 0.0 for t in tables.values()) or 1.0
@@ -766,10 +772,10 @@ def norms_versus_d_model(d_models, norms, *, title="Vector norms versus d_model"
 
     norms: dict label -> sequence of mean norms, one per entry of d_models.
     """
-    d_models = np.asarray(d_models, dtype=float)
+    d_models = _floats(d_models)
     fig, ax = _axes(None, figsize=(8, 4))
     for label, values in norms.items():
-        ax.plot(d_models, np.asarray(values, dtype=float), marker="o", label=label)
+        ax.plot(d_models, _floats(values), marker="o", label=label)
     ax.set(xscale="log", yscale="log", title=title, xlabel="d_model", ylabel="mean norm ||v||")
     ax.set_xticks(d_models, [f"{d:g}" for d in d_models])
     ax.yaxis.set_major_formatter(mpl.ticker.FuncFormatter(lambda value, _: f"{value:g}"))  # plain text, no mathtext
@@ -787,7 +793,7 @@ def near_orthogonality(cosines, angles, *, title="Token vectors versus positiona
     fig, (left, right) = plt.subplots(1, 2, figsize=(9, 3.6))
     for d_model, values in cosines.items():
         left.hist(
-            np.asarray(values, dtype=float),
+            _floats(values),
             bins=81,
             range=(-1, 1),
             density=True,
@@ -798,7 +804,7 @@ def near_orthogonality(cosines, angles, *, title="Token vectors versus positiona
     left.set(title="cosine between a token vector and a PE row", xlabel="cosine", ylabel="density")
     left.legend(fontsize="small")
     for d_model, values in angles.items():
-        values = np.sort(np.asarray(values, dtype=float))
+        values = np.sort(_floats(values))
         right.plot(np.arange(1, values.size + 1), values, marker="o", label=f"d_model={d_model}")
     right.axhline(90, color="grey", linestyle=":", linewidth=1)
     right.set(
@@ -815,7 +821,7 @@ def near_orthogonality(cosines, angles, *, title="Token vectors versus positiona
 
 def readback_accuracy(d_models, token_accuracy, position_accuracy, *, title="Reading token and position back"):
     """Accuracy of decoding the token and the position from their sum, against d_model."""
-    d_models = np.asarray(d_models, dtype=float)
+    d_models = _floats(d_models)
     fig, ax = _axes(None, figsize=(7, 3.6))
     ax.plot(d_models, token_accuracy, marker="o", label="token (nearest token vector)")
     ax.plot(d_models, position_accuracy, marker="s", linestyle="--", label="position (after removing the token)")
@@ -831,8 +837,8 @@ def segment_embeddings(segment_table, position_table, *, title="Segment embeddin
 
     segment_table: (num_segments >= 2, d); position_table: (max_len, d) from the same model.
     """
-    segment_table = np.asarray(segment_table, dtype=float)
-    position_table = np.asarray(position_table, dtype=float)
+    segment_table = _floats(segment_table)
+    position_table = _floats(position_table)
     difference = segment_table[1] - segment_table[0]
     fig, (left, right) = plt.subplots(1, 2, figsize=(10, 3.6), gridspec_kw={"width_ratios": [2, 1]})
     dims = np.arange(segment_table.shape[1])

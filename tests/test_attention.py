@@ -55,3 +55,13 @@ def test_large_scores_do_not_overflow():
     x = np.array([[1000.0], [-1000.0]])
     out, weights = pe_lib.self_attention(x, np.eye(1) * 10, np.eye(1) * 10, np.eye(1))
     assert np.all(np.isfinite(out)) and np.all(np.isfinite(weights))
+
+
+def test_torch_inputs_that_require_grad_give_the_numpy_answer():
+    rng = np.random.default_rng(5)
+    x, w_q, w_k, w_v = rng.normal(size=(4, 3)), *_weights(rng, 3, 2, 2)
+    expected, weights = pe_lib.self_attention(x, w_q, w_k, w_v)
+    tensors = [torch.tensor(a, requires_grad=True) for a in (x, w_q, w_k, w_v)]
+    out, out_weights = pe_lib.self_attention(*tensors, mask=torch.ones(4, 4, dtype=torch.bool))
+    np.testing.assert_array_equal(out, expected)
+    np.testing.assert_array_equal(out_weights, weights)

@@ -7,6 +7,7 @@ import pytest
 import torch
 
 import pe_lib
+import pe_lib.experiments
 
 CASES = {
     # sinusoidal_encoding and friends
@@ -50,7 +51,7 @@ CASES = {
     "attention w_q rows": (
         lambda: pe_lib.self_attention(np.ones((2, 3)), np.ones((4, 2)), *_w(3)[1:]),
         ValueError,
-        ["w_q", "(3, d_out)", "(4, 2)"],
+        ["w_q", "(3, d_out >= 1)", "(4, 2)"],
     ),
     "attention w_k width": (
         lambda: pe_lib.self_attention(np.ones((2, 3)), np.ones((3, 2)), np.ones((3, 5)), np.ones((3, 2))),
@@ -77,6 +78,47 @@ CASES = {
         lambda: pe_lib.self_attention(np.ones((2, 3)), *_w(3), mask=np.array([[True, False], [False, False]])),
         ValueError,
         ["mask row 1"],
+    ),
+    "attention no rows": (
+        lambda: pe_lib.self_attention(np.ones((0, 3)), *_w(3)),
+        ValueError,
+        ["x", "(0, 3)", "one row"],
+    ),
+    "attention no features": (
+        lambda: pe_lib.self_attention(np.ones((2, 0)), *_w(0)),
+        ValueError,
+        ["x", "(2, 0)", "one column"],
+    ),
+    "attention empty projection": (
+        lambda: pe_lib.self_attention(np.ones((2, 3)), np.ones((3, 0)), np.ones((3, 0)), np.ones((3, 2))),
+        ValueError,
+        ["w_q", "(3, d_out >= 1)", "(3, 0)"],
+    ),
+    # the toy experiment of notebook 05
+    "targets shift longer than the sequence": (
+        lambda: pe_lib.experiments.task_targets(torch.zeros(2, 4, dtype=torch.long), shift=6),
+        ValueError,
+        ["shift", "sequence length 4", "shift=6"],
+    ),
+    "targets shift equal to the sequence": (
+        lambda: pe_lib.experiments.task_targets(torch.zeros(2, 4, dtype=torch.long), shift=4),
+        ValueError,
+        ["shift", "sequence length 4", "shift=4"],
+    ),
+    "targets float tokens": (
+        lambda: pe_lib.experiments.task_targets(torch.zeros(2, 4)),
+        TypeError,
+        ["tokens", "integer", "torch.float32"],
+    ),
+    "train with a dict config": (
+        lambda: pe_lib.experiments.train("learned", {"steps": 5}),
+        TypeError,
+        ["config", "Config", "dict"],
+    ),
+    "train with a non-callable progress": (
+        lambda: pe_lib.experiments.train("learned", pe_lib.experiments.Config(steps=1), progress=True),
+        TypeError,
+        ["progress", "True"],
     ),
     # torch modules: construction
     "module d_model": (lambda: pe_lib.SinusoidalPositionalEncoding(0), ValueError, ["d_model", "0"]),

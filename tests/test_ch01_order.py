@@ -9,6 +9,7 @@ import time
 import matplotlib.pyplot as plt
 import numpy as np
 import pytest
+import torch
 from matplotlib.figure import Figure
 
 import pe_lib
@@ -105,6 +106,12 @@ def test_order_shift_bars_group_one_bar_per_word_and_model():
     assert [t.get_text() for t in ax.get_xticklabels()] == WORDS_A
     labels = [t.get_text() for t in ax.get_legend().get_texts()]
     assert labels[1] == "GRU (largest 4)"  # the legend reports each model's largest shift
+
+
+def test_order_shift_bars_report_rounding_as_a_bound_and_take_tensors():
+    noise = torch.full((5,), 3.3e-16, dtype=torch.float64, requires_grad=True)  # what another CPU may give
+    fig = plots.order_shift_bars(WORDS_A, {"attention": noise}, title="moves")
+    assert [t.get_text() for t in fig.axes[0].get_legend().get_texts()] == ["attention (largest < 1e-06)"]
 
 
 @pytest.mark.parametrize("shifts", [{}, {"GRU": np.ones(4)}])

@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from paper_formula import paper_table
@@ -154,3 +155,12 @@ def test_dot_product_similarity():
     similarity = pe_lib.dot_product_similarity(table)
     np.testing.assert_allclose(similarity, table @ table.T)
     np.testing.assert_allclose(np.diag(similarity), 8.0)
+
+
+def test_torch_tensors_are_accepted_also_when_they_require_grad_or_are_bfloat16():
+    positions = torch.arange(6, dtype=torch.float32).requires_grad_()
+    np.testing.assert_array_equal(pe_lib.sinusoidal_encoding(positions, 8), pe_lib.sinusoidal_encoding(6, 8))
+    table = torch.from_numpy(pe_lib.sinusoidal_encoding(5, 4)).to(torch.bfloat16).requires_grad_()
+    expected = table.detach().double().numpy()
+    np.testing.assert_array_equal(pe_lib.dot_product_similarity(table), expected @ expected.T)
+    assert table.grad is None  # read, never differentiated through

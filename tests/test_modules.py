@@ -53,6 +53,18 @@ def test_float64_module_equals_the_float64_function():
     torch.testing.assert_close(out, _table(50, 32, dtype=np.float64), rtol=0, atol=0)
 
 
+@pytest.mark.parametrize("batch_first", [True, False])
+def test_float64_input_to_a_float32_module_gets_float64_accurate_rows(batch_first):
+    module = pe_lib.SinusoidalPositionalEncoding(64, max_len=16, batch_first=batch_first)  # float32 buffer
+    x = torch.zeros(2, 20_000, 64, dtype=torch.float64)  # longer than max_len, far positions
+    out = module(x if batch_first else x.transpose(0, 1))
+    out = out if batch_first else out.transpose(0, 1)
+    assert out.dtype == torch.float64 and module.pe.dtype == torch.float32
+    torch.testing.assert_close(out[1], _table(20_000, 64, dtype=np.float64), rtol=0, atol=1e-12)
+    widened = _table(20_000, 64, dtype=np.float32).double()  # what casting the float32 buffer would give
+    assert (widened - _table(20_000, 64, dtype=np.float64)).abs().max() > 1e-9  # so the test can tell the two
+
+
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
 def test_half_precision_module_rounds_float64_angles(dtype):
     module = pe_lib.SinusoidalPositionalEncoding(64, max_len=10_001).to(dtype)
