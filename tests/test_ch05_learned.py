@@ -4,6 +4,8 @@ import importlib.util
 import io
 import json
 import struct
+import subprocess
+import sys
 import zipfile
 from pathlib import Path
 
@@ -235,9 +237,10 @@ def test_main_writes_the_results_file_and_checks_it(tmp_path, monkeypatch, capsy
     assert "identical to" in printed and "DIFFERS from" in printed and "in_distribution" in printed
 
 
-def test_run_experiment_script_is_the_same_entry_point():
-    script = _load_script("run_experiment")
-    assert script.main is experiments.main
+def test_the_sweep_has_one_entry_point_python_dash_m():
+    run = subprocess.run([sys.executable, "-m", "pe_lib.experiments", "--help"], capture_output=True, text=True)
+    assert run.returncode == 0 and "--check" in run.stdout
+    assert not (ROOT / "scripts" / "run_experiment.py").exists()
 
 
 # --- the committed sweep results ------------------------------------------------------------
