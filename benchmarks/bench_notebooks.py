@@ -17,8 +17,8 @@ Targets: explainer notebooks (all but 05) <= 3x the floor, notebook 05 <= 30 s, 
 under 1 GiB peak (Binder kills a session at 2 GB, and the notebook server and the browser tab
 need their share).
 
-Explorers: every `pe_lib.widgets.Explorer` subclass, built with its defaults (or as the
-notebooks build it, for the ones that need data: EXPLORER_FACTORIES), then each slider is moved
+Explorers: every explorer of the chapter modules (`pe_lib.explorer.explorer_classes()`), built
+with its defaults (those of its notebook), then each slider is moved
 one step at a time, `--updates` times; the median time of `explorer.update(...)` (draw + PNG
 render: the callback a slider triggers in the kernel) must be under 100 ms.
 
@@ -211,94 +211,16 @@ def format_notebooks(rows):
 # --- explorers ---------------------------------------------------------------------------
 
 
-def _position_similarity_explorer(widgets):
-    """As notebook 05 builds it: MiniLM's learned position table next to the sinusoidal one."""
-    import pe_lib
-    from pe_lib.data import load_minilm_embeddings
-
-    learned = load_minilm_embeddings()["position"]
-    sinusoidal = pe_lib.sinusoidal_encoding(learned.shape[0], learned.shape[1])
-    return widgets.PositionSimilarityExplorer({"MiniLM (learned)": learned, "sinusoidal": sinusoidal})
-
-
-def _order_explorer(widgets):
-    """As notebook 01 builds it: a 7-word vocabulary, d_model 8, random attention weights."""
-    import numpy as np
-
-    rng = np.random.default_rng(0)
-    vocab = ["the", "dog", "bit", "man", "lion", "kills", "tiger"]
-    embeddings = dict(zip(vocab, rng.normal(size=(len(vocab), 8)), strict=True))
-    w_q, w_k, w_v = (rng.normal(scale=0.5, size=(8, 8)) for _ in range(3))
-    sentences = ["the dog bit the man", "the man bit the dog", "Lion kills Tiger", "Tiger kills Lion"]
-    return widgets.OrderExplorer(embeddings, w_q, w_k, w_v, sentences=sentences)
-
-
-def _dropout_explorer(widgets):
-    """As notebook 06 builds it: one embedded 5-token sentence, d_model 32."""
-    import torch
-
-    import pe_lib
-
-    torch.manual_seed(0)
-    with torch.no_grad():
-        x = pe_lib.TransformerEmbedding(10, 32, dropout=0.0)(torch.tensor([[1, 6, 7, 8, 2]]))[0]
-    return widgets.DropoutExplorer(x.numpy(), p=0.1)
-
-
-# Explorers whose constructor needs data: name -> factory(widgets module) -> explorer.
-EXPLORER_FACTORIES = {
-    "PositionSimilarityExplorer": _position_similarity_explorer,
-    "OrderExplorer": _order_explorer,
-    "DropoutExplorer": _dropout_explorer,
-}
-
-
-def explorer_classes(widgets):
-    """Every Explorer subclass defined in pe_lib.widgets, in the order of the module's source."""
-    return [
-        value
-        for value in vars(widgets).values()
-        if isinstance(value, type) and issubclass(value, widgets.Explorer) and value is not widgets.Explorer
-    ]
-
-
-def _sliders(explorer):
-    import ipywidgets
-
-    kinds = (ipywidgets.IntSlider, ipywidgets.FloatSlider, ipywidgets.SelectionSlider)
-    return [name for name, control in explorer.controls.items() if isinstance(control, kinds)]
-
-
-def slider_options(control):
-    """The values a SelectionSlider offers (options may be (label, value) pairs)."""
-    return [option[1] if isinstance(option, tuple) else option for option in control.options]
-
-
-def _next_value(control, direction):
-    """One step of a slider in `direction` (+1/-1), turning back at the ends; returns (value, direction)."""
-    import ipywidgets
-
-    if isinstance(control, ipywidgets.SelectionSlider):
-        options = slider_options(control)
-        index = control.index
-        if not 0 <= index + direction < len(options):
-            direction = -direction
-        return options[index + direction], direction
-    value = control.value + direction * control.step
-    if not control.min <= value <= control.max:
-        direction = -direction
-        value = control.value + direction * control.step
-    return value, direction
-
-
 def time_updates(explorer, name, updates):
     """(median, max, median CPU) seconds of `explorer.update(name=next value)` over `updates` one-step moves."""
+    from pe_lib.explorer import next_slider_value
+
     control, direction = explorer.controls[name], 1
-    value, direction = _next_value(control, direction)
+    value, direction = next_slider_value(control, direction)
     explorer.update(**{name: value})  # warm-up: font cache, first render of the new state
     times, cpu_times = [], []
     for _ in range(updates):
-        value, direction = _next_value(control, direction)
+        value, direction = next_slider_value(control, direction)
         start, cpu_start = time.perf_counter(), time.process_time()
         explorer.update(**{name: value})
         times.append(time.perf_counter() - start)
@@ -340,20 +262,20 @@ def explorer_latencies(updates=20, names=None, every_slider=True, lecture=False)
     matplotlib.use("Agg")  # what the inline backend renders with; no window
     import matplotlib.pyplot as plt
 
-    from pe_lib import plots, widgets
+    from pe_lib import figures
+    from pe_lib.explorer import explorer_classes, slider_names
 
-    plots.use_style(lecture=lecture)  # the notebooks' first cell does this before building any explorer
+    figures.use_style(lecture=lecture)  # the notebooks' first cell does this before building any explorer
     rows = [{"explorer": "(reference: one-line plot)", "slider": "-", "reference_cpu_ms": reference_update_ms(updates)}]
-    for cls in explorer_classes(widgets):
+    for cls in explorer_classes():
         if names is not None and cls.__name__ not in names:
             continue
         try:
-            factory = EXPLORER_FACTORIES.get(cls.__name__)
-            explorer = factory(widgets) if factory else cls()
+            explorer = cls()  # every explorer has the defaults its notebook uses
         except Exception as error:  # noqa: BLE001 - reported in the table, not fatal
             rows.append({"explorer": cls.__name__, "slider": "-", "error": f"{type(error).__name__}: {error}"})
             continue
-        sliders = _sliders(explorer)
+        sliders = slider_names(explorer)
         if not sliders:
             rows.append({"explorer": cls.__name__, "slider": "-", "error": "no slider"})
         for name in sliders if every_slider else sliders[:1]:
@@ -438,7 +360,7 @@ def main(argv=None):
         if notebook_rows:
             print()
         if args.lecture:
-            print("explorers in the lecture style: plots.use_style(lecture=True)", flush=True)
+            print("explorers in the lecture style: figures.use_style(lecture=True)", flush=True)
         explorer_rows = explorer_latencies(updates=args.updates, lecture=args.lecture)
         print(format_explorers(explorer_rows, args.updates), flush=True)
     ok = all(row["ok"] for row in notebook_rows) and explorers_ok(explorer_rows)

@@ -6,7 +6,7 @@ where a row sits, so permuting the rows of X permutes the rows of the output the
 
 import numpy as np
 
-from . import _checks
+from . import _validate
 
 
 def softmax(scores, axis=-1):
@@ -17,7 +17,7 @@ def softmax(scores, axis=-1):
 
 
 def _weight(name, value, d_in, width=None):
-    weight = _checks.real_array(name, value, ndim=2)
+    weight = _validate.real_array(name, value, ndim=2)
     if weight.shape[0] != d_in or (width is not None and weight.shape[1] != width) or weight.shape[1] == 0:
         wanted = f"({d_in}, {'d_out >= 1' if width is None else width})"
         raise ValueError(f"{name} must have shape {wanted} to match x, got {weight.shape}")
@@ -31,7 +31,7 @@ def self_attention(x, w_q, w_k, w_v, *, mask=None):
     mask: optional boolean (n, n); True where row i may attend to column j.
     Returns (output (n, d_v), weights (n, n)); each row of weights sums to 1.
     """
-    x = _checks.real_array("x", x, ndim=2)
+    x = _validate.real_array("x", x, ndim=2)
     n, d_in = x.shape
     if n == 0 or d_in == 0:  # no rows: nothing to attend to; no features: every score is 0/0
         raise ValueError(f"x must have at least one row (position) and one column (feature), got shape {x.shape}")
@@ -40,7 +40,7 @@ def self_attention(x, w_q, w_k, w_v, *, mask=None):
     w_v = _weight("w_v", w_v, d_in)
     scores = (x @ w_q) @ (x @ w_k).T / np.sqrt(w_q.shape[1])
     if mask is not None:
-        mask = _checks.as_numpy(mask)
+        mask = _validate.as_numpy(mask)
         if mask.dtype != bool or mask.shape != (n, n):
             raise ValueError(f"mask must be a boolean array of shape ({n}, {n}), got {mask.dtype} {mask.shape}")
         if n and not mask.any(axis=1).all():

@@ -10,7 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from . import _checks
+from . import _validate
 
 LAYOUTS = ("interleaved", "concatenated")
 
@@ -32,12 +32,12 @@ def frequencies(d_model, *, base=10000.0):
 
     w_0 = 1 (one radian per position); the last pair turns slowest.
     """
-    return 1.0 / _denominators(_checks.positive_int("d_model", d_model), _checks.base(base))
+    return 1.0 / _denominators(_validate.positive_int("d_model", d_model), _validate.base(base))
 
 
 def wavelengths(d_model, *, base=10000.0):
     """Positions per full turn of each pair, 2*pi/w_i: a geometric progression from 2*pi."""
-    return 2 * np.pi * _denominators(_checks.positive_int("d_model", d_model), _checks.base(base))
+    return 2 * np.pi * _denominators(_validate.positive_int("d_model", d_model), _validate.base(base))
 
 
 def _arrange(sin, cos, layout):
@@ -96,19 +96,19 @@ def sinusoidal_encoding(positions, d_model, *, base=10000.0, layout="interleaved
     Angles are always formed in float64 and the result is cast at the end, so float32 and
     float16 tables are correct to their rounding at any position.
     """
-    d_model = _checks.positive_int("d_model", d_model)
-    base = _checks.base(base)
-    layout = _checks.choice("layout", layout, LAYOUTS)
-    dtype = _checks.float_dtype(dtype)
+    d_model = _validate.positive_int("d_model", d_model)
+    base = _validate.base(base)
+    layout = _validate.choice("layout", layout, LAYOUTS)
+    dtype = _validate.float_dtype(dtype)
     if isinstance(positions, (numbers.Integral, bool, np.bool_)):
-        n = _checks.count("positions", positions)
+        n = _validate.count("positions", positions)
         if dtype == np.float32 and n > 0:
             return _float32_table(n, d_model, base, layout)
         positions = np.arange(n, dtype=np.float64)
     elif np.ndim(positions) == 0:
         raise TypeError(f"positions must be an int count or a 1-D array of positions, got {positions!r}")
     else:
-        positions = _checks.real_array("positions", positions, ndim=1)
+        positions = _validate.real_array("positions", positions, ndim=1)
     angles = positions[:, None] / _denominators(d_model, base)
     table = _arrange(np.sin(angles), np.cos(angles[:, : d_model // 2]), layout)
     return table.astype(dtype, copy=False)
@@ -121,11 +121,11 @@ def relative_rotation(k, d_model, *, base=10000.0):
     a fixed linear map (which attention can learn) expresses "k positions further on".
     Needs an even d_model: an odd table ends with a sin that has no cos partner.
     """
-    d_model = _checks.positive_int("d_model", d_model)
+    d_model = _validate.positive_int("d_model", d_model)
     if d_model % 2:
         raise ValueError(f"relative_rotation needs an even d_model (sin/cos pairs), got d_model={d_model}")
-    k = _checks.finite_real("k", k)
-    angles = k / _denominators(d_model, _checks.base(base))
+    k = _validate.finite_real("k", k)
+    angles = k / _denominators(d_model, _validate.base(base))
     cos, sin = np.cos(angles), np.sin(angles)
     rotation = np.zeros((d_model, d_model))
     even = np.arange(0, d_model, 2)
@@ -138,15 +138,15 @@ def relative_rotation(k, d_model, *, base=10000.0):
 
 def integer_encoding(n, d_model):
     """Every column holds the position p itself, shape (n, d_model): unbounded as n grows."""
-    n = _checks.count("n", n)
-    d_model = _checks.positive_int("d_model", d_model)
+    n = _validate.count("n", n)
+    d_model = _validate.positive_int("d_model", d_model)
     return np.repeat(np.arange(n, dtype=np.float64)[:, None], d_model, axis=1)
 
 
 def normalized_encoding(n, d_model):
     """Every column holds p / (n - 1), shape (n, d_model): bounded, but its meaning depends on n."""
-    n = _checks.count("n", n)
-    d_model = _checks.positive_int("d_model", d_model)
+    n = _validate.count("n", n)
+    d_model = _validate.positive_int("d_model", d_model)
     scaled = np.arange(n, dtype=np.float64) / max(n - 1, 1)
     return np.repeat(scaled[:, None], d_model, axis=1)
 
@@ -156,8 +156,8 @@ def binary_encoding(n, d_model):
 
     Bounded and unique, but only 2**d_model positions fit.
     """
-    n = _checks.count("n", n)
-    d_model = _checks.positive_int("d_model", d_model)
+    n = _validate.count("n", n)
+    d_model = _validate.positive_int("d_model", d_model)
     if d_model < n.bit_length() and n > 2**d_model:
         raise ValueError(f"binary_encoding fits at most 2**d_model = {2**d_model} positions, got n={n}")
     bits = min(d_model, max(n - 1, 0).bit_length())
@@ -168,5 +168,5 @@ def binary_encoding(n, d_model):
 
 def dot_product_similarity(encoding):
     """All pairwise dot products of the rows of an (n, d) table, shape (n, n)."""
-    encoding = _checks.real_array("encoding", encoding, ndim=2)
+    encoding = _validate.real_array("encoding", encoding, ndim=2)
     return encoding @ encoding.T

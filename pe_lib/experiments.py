@@ -34,7 +34,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from . import _checks
+from . import _validate
 from .data import load_json
 from .modules import TransformerEmbedding
 
@@ -67,18 +67,18 @@ class Config:
     threads: int = 1  # torch threads while training: fixed, so results do not depend on the machine's load
 
     def __post_init__(self):
-        _checks.choice("task", self.task, TASKS)
+        _validate.choice("task", self.task, TASKS)
         for name in ("shift", "vocab_size", "train_len", "test_len", "d_model", "num_heads", "num_layers"):
-            _checks.positive_int(name, getattr(self, name))
+            _validate.positive_int(name, getattr(self, name))
         for name in ("dim_feedforward", "steps", "batch_size", "eval_size", "threads"):
-            _checks.positive_int(name, getattr(self, name))
+            _validate.positive_int(name, getattr(self, name))
         if self.test_len <= self.train_len:
             raise ValueError(f"test_len must be longer than train_len={self.train_len}, got {self.test_len}")
         if self.task == "shift" and self.shift >= self.train_len:
             raise ValueError(f"shift must be smaller than train_len={self.train_len}, got {self.shift}")
         if self.d_model % self.num_heads:
             raise ValueError(f"d_model={self.d_model} must be divisible by num_heads={self.num_heads}")
-        if not _checks.finite_real("lr", self.lr) > 0:
+        if not _validate.finite_real("lr", self.lr) > 0:
             raise ValueError(f"lr must be positive, got {self.lr}")
 
 
@@ -100,14 +100,14 @@ def task_targets(tokens, task="shift", *, shift=3):
     shift:   target[:, i] = tokens[:, i - shift] for i >= shift (the first `shift` positions: IGNORE)
     reverse: target[:, i] = tokens[:, seq - 1 - i]
     """
-    _checks.choice("task", task, TASKS)
+    _validate.choice("task", task, TASKS)
     if not isinstance(tokens, torch.Tensor) or tokens.dim() != 2:
         raise ValueError(f"tokens must be a 2-D torch tensor (batch, seq), got {getattr(tokens, 'shape', tokens)!r}")
     if tokens.is_floating_point() or tokens.is_complex() or tokens.dtype == torch.bool:
         raise TypeError(f"tokens must hold integer token ids, got dtype {tokens.dtype}")
     if task == "reverse":
         return tokens.flip(1)
-    shift = _checks.positive_int("shift", shift)
+    shift = _validate.positive_int("shift", shift)
     if shift >= tokens.shape[1]:
         raise ValueError(
             f"shift must be smaller than the sequence length {tokens.shape[1]} (else no position has a target), "
@@ -145,7 +145,7 @@ class TinyEncoder(nn.Module):
 
     def __init__(self, vocab_size, positional, *, max_len, d_model=64, num_heads=4, num_layers=2, dim_feedforward=128):
         super().__init__()
-        self.positional = _checks.choice("positional", positional, VARIANTS)
+        self.positional = _validate.choice("positional", positional, VARIANTS)
         self.embedding = TransformerEmbedding(vocab_size, d_model, positional=positional, max_len=max_len, dropout=0.0)
         layer = nn.TransformerEncoderLayer(
             d_model, num_heads, dim_feedforward, dropout=0.0, batch_first=True, norm_first=True
@@ -215,8 +215,8 @@ def train(positional, config=None, *, seed=0, progress=None):
     progress(step, steps, loss) every 10 steps and at the end (e.g. to move a progress bar).
     """
     config = _config(config)
-    positional = _checks.choice("positional", positional, VARIANTS)
-    seed = _checks.count("seed", seed)
+    positional = _validate.choice("positional", positional, VARIANTS)
+    seed = _validate.count("seed", seed)
     if progress is not None and not callable(progress):
         raise TypeError(f"progress must be a function progress(step, steps, loss) or None, got {progress!r}")
     # Training needs gradients even when the caller is inside torch.no_grad() or inference_mode().
@@ -295,61 +295,6 @@ def baselines(config=None):
     return {"chance": 1.0 / config.vocab_size, "order_blind": levels}
 
 
-# --- looking at a position table ------------------------------------------------------------
-
-
-def _table(table):
-    table = _checks.real_array("table", table, 2)
-    if table.shape[0] < 1 or table.shape[1] < 1:
-        raise ValueError(f"table must have at least one row and one column, got shape {table.shape}")
-    return table
-
-
-def cosine_similarity(table):
-    """Cosine similarity of every pair of rows: table (n, d) -> (n, n), entry [p, q] = cos(angle(row p, row q)).
-
-    A zero row has no direction: its similarities are 0 (and 1 with itself).
-    """
-    table = _table(table)
-    norms = np.linalg.norm(table, axis=1, keepdims=True)
-    unit = np.divide(table, norms, out=np.zeros_like(table), where=norms > 0)
-    similarity = unit @ unit.T
-    np.fill_diagonal(similarity, 1.0)
-    return similarity
-
-
-def similarity_by_offset(table, max_offset=None):
-    """Mean cosine similarity of rows k apart: table (n, d) -> (max_offset + 1,), entry k = mean_p cos(row p, row p+k).
-
-    Entry 0 is 1. max_offset defaults to n - 1 (each offset k averages n - k pairs).
-    """
-    similarity = cosine_similarity(table)
-    n = similarity.shape[0]
-    max_offset = n - 1 if max_offset is None else _checks.count("max_offset", max_offset)
-    if max_offset >= n:
-        raise ValueError(f"max_offset must be smaller than the number of rows {n}, got {max_offset}")
-    return np.array([np.diagonal(similarity, k).mean() for k in range(max_offset + 1)])
-
-
-def pca_2d(table):
-    """The rows of table (n, d) projected on their two main directions: (n, 2), and the variance share (2,).
-
-    Centres the rows, takes the SVD, returns (coordinates, explained), where explained[j] is the
-    fraction of the total variance along direction j. The sign of each axis is arbitrary (fixed
-    here so that the first row has non-positive coordinates).
-    """
-    table = _table(table)
-    if table.shape[0] < 2 or table.shape[1] < 2:
-        raise ValueError(f"table must have at least 2 rows and 2 columns for a 2-D projection, got {table.shape}")
-    centred = table - table.mean(axis=0)
-    u, s, _ = np.linalg.svd(centred, full_matrices=False)
-    coordinates = u[:, :2] * s[:2]
-    coordinates *= np.where(coordinates[0] > 0, -1.0, 1.0)
-    total = float(np.sum(s**2))
-    explained = s[:2] ** 2 / total if total > 0 else np.zeros(2)
-    return coordinates, explained
-
-
 # --- the sweep ------------------------------------------------------------------------------
 
 METRICS = ("in_distribution", "longer_seen", "longer_unseen")
@@ -394,8 +339,8 @@ def run_sweep(config=None, *, seeds=SWEEP_SEEDS, variants=VARIANTS, progress=Non
     they would make the file differ from run to run).
     """
     config = _config(config)
-    seeds = [_checks.count("seed", s) for s in seeds]
-    variants = [_checks.choice("variant", v, VARIANTS) for v in variants]
+    seeds = [_validate.count("seed", s) for s in seeds]
+    variants = [_validate.choice("variant", v, VARIANTS) for v in variants]
     runs = []
     total = len(seeds) * len(variants)
     for variant in variants:

@@ -12,12 +12,12 @@ import numpy as np
 import torch
 from torch import nn
 
-from . import _checks
+from . import _validate
 from .encodings import LAYOUTS, sinusoidal_encoding
 
 
 def _dropout_rate(value):
-    rate = _checks.finite_real("dropout", value)
+    rate = _validate.finite_real("dropout", value)
     if not 0.0 <= rate < 1.0:
         raise ValueError(f"dropout must be in [0, 1), got {rate}")
     return rate
@@ -32,7 +32,7 @@ class _AddPositions(nn.Module):
 
     def __init__(self, d_model, dropout, batch_first):
         super().__init__()
-        self.d_model = _checks.positive_int("d_model", d_model)
+        self.d_model = _validate.positive_int("d_model", d_model)
         self.batch_first = bool(batch_first)
         self.dropout = nn.Dropout(_dropout_rate(dropout))
 
@@ -74,9 +74,9 @@ class SinusoidalPositionalEncoding(_AddPositions):
 
     def __init__(self, d_model, *, max_len=5000, base=10000.0, layout="interleaved", dropout=0.0, batch_first=True):
         super().__init__(d_model, dropout, batch_first)
-        self.base = _checks.base(base)
-        self.layout = _checks.choice("layout", layout, LAYOUTS)
-        max_len = _checks.positive_int("max_len", max_len)
+        self.base = _validate.base(base)
+        self.layout = _validate.choice("layout", layout, LAYOUTS)
+        max_len = _validate.positive_int("max_len", max_len)
         self.register_buffer("pe", self._build(max_len, torch.float32, None), persistent=False)
 
     def _build(self, rows, dtype, device):
@@ -110,7 +110,7 @@ class LearnedPositionalEmbedding(_AddPositions):
 
     def __init__(self, max_len, d_model, *, dropout=0.0, batch_first=True):
         super().__init__(d_model, dropout, batch_first)
-        self.max_len = _checks.positive_int("max_len", max_len)
+        self.max_len = _validate.positive_int("max_len", max_len)
         self.embedding = nn.Embedding(self.max_len, self.d_model)
         nn.init.normal_(self.embedding.weight, std=0.02)  # BERT's initialisation
 
@@ -166,13 +166,13 @@ class TransformerEmbedding(nn.Module):
         batch_first=True,
     ):
         super().__init__()
-        self.vocab_size = _checks.positive_int("vocab_size", vocab_size)
-        self.d_model = _checks.positive_int("d_model", d_model)
-        self.positional = _checks.choice("positional", positional, POSITIONAL)
-        max_len = _checks.positive_int("max_len", max_len)
-        self.num_segments = _checks.count("num_segments", num_segments)
+        self.vocab_size = _validate.positive_int("vocab_size", vocab_size)
+        self.d_model = _validate.positive_int("d_model", d_model)
+        self.positional = _validate.choice("positional", positional, POSITIONAL)
+        max_len = _validate.positive_int("max_len", max_len)
+        self.num_segments = _validate.count("num_segments", num_segments)
         if padding_idx is not None:
-            padding_idx = _checks.count("padding_idx", padding_idx)
+            padding_idx = _validate.count("padding_idx", padding_idx)
             if padding_idx >= self.vocab_size:
                 raise ValueError(f"padding_idx must be in [0, vocab_size={self.vocab_size}), got {padding_idx}")
         self.scale = math.sqrt(self.d_model) if scale_embeddings else 1.0

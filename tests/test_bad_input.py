@@ -8,6 +8,12 @@ import torch
 
 import pe_lib
 import pe_lib.experiments
+from pe_lib import ch01_order as ch01
+from pe_lib import ch02_naive as ch02
+from pe_lib import ch03_sinusoidal as ch03
+from pe_lib import ch04_pendulum as ch04
+from pe_lib import ch05_learned as ch05
+from pe_lib import ch06_pipeline as ch06
 
 CASES = {
     # sinusoidal_encoding and friends
@@ -120,6 +126,99 @@ CASES = {
         TypeError,
         ["progress", "True"],
     ),
+    # explorers: every option checked when the explorer is built, not later in a slider's callback
+    "explorer unknown encoding": (
+        lambda: ch02.NaiveEncodingExplorer(encoding="rope"),
+        ValueError,
+        ["encoding", "'rope'", "'binary'"],
+    ),
+    "explorer binary too narrow for max_length": (
+        lambda: ch02.NaiveEncodingExplorer(d_model=4, max_length=128),
+        ValueError,
+        ["d_model=4", "16 positions", "max_length=128", "d_model >= 7"],
+    ),
+    "explorer length past max_length": (
+        lambda: ch02.NaiveEncodingExplorer(length=200, max_length=128),
+        ValueError,
+        ["length", "2 to 128", "200"],
+    ),
+    "explorer empty sentence": (
+        lambda: ch01.OrderExplorer(*ch01.notebook_setup()[:4], sentences=[""]),
+        ValueError,
+        ["sentence", "at least one word", "''"],
+    ),
+    "explorer no sentences": (
+        lambda: ch01.OrderExplorer(*ch01.notebook_setup()[:4], sentences=[]),
+        ValueError,
+        ["sentences", "at least one sentence", "[]"],
+    ),
+    "explorer one string for sentences": (
+        lambda: ch01.OrderExplorer(*ch01.notebook_setup()[:4], sentences="the dog"),
+        ValueError,
+        ["sentences", "a list", "'the dog'"],
+    ),
+    "explorer weights that do not fit": (
+        lambda: ch01.OrderExplorer(
+            ch01.notebook_setup()[0], np.ones((5, 5)), np.ones((5, 5)), np.ones((5, 5)), sentences=["the dog"]
+        ),
+        ValueError,
+        ["w_q", "(8, d_out >= 1)", "(5, 5)"],
+    ),
+    "explorer rotate out of range": (
+        lambda: ch01.OrderExplorer(*ch01.notebook_setup()[:4], sentences=["the dog"], rotate=9),
+        ValueError,
+        ["rotate", "0 to 7", "9"],
+    ),
+    "explorer pe_strength above one": (
+        lambda: ch01.OrderExplorer(*ch01.notebook_setup()[:4], sentences=["the dog"], pe_strength=2),
+        ValueError,
+        ["pe_strength", "[0, 1]", "2.0"],
+    ),
+    "explorer position past the table": (
+        lambda: ch03.CollisionExplorer(n=256, position=300),
+        ValueError,
+        ["position", "0 to 255", "300"],
+    ),
+    "explorer base not on the slider": (
+        lambda: ch03.CollisionExplorer(base=50),
+        ValueError,
+        ["base", "slider", "50"],
+    ),
+    "explorer odd pendulum d_model": (
+        lambda: ch04.PendulumExplorer(7),
+        ValueError,
+        ["d_model", "even", "7"],
+    ),
+    "explorer pendulum base": (lambda: ch04.PendulumExplorer(base=1), ValueError, ["base", "greater than 1"]),
+    "explorer decay offsets": (lambda: ch04.DecayExplorer(max_offset=0), ValueError, ["max_offset", "1 to 4096", "0"]),
+    "explorer no tables": (lambda: ch05.PositionSimilarityExplorer({}), ValueError, ["tables", "at least one table"]),
+    "explorer one-row table": (
+        lambda: ch05.PositionSimilarityExplorer({"one": np.ones((1, 4))}),
+        ValueError,
+        ["at least 2 rows", "got 1"],
+    ),
+    "explorer window not on the slider": (
+        lambda: ch05.PositionSimilarityExplorer({"sin": pe_lib.sinusoidal_encoding(50, 8)}, position=3, window=10),
+        ValueError,
+        ["window", "10", "64"],
+    ),
+    "explorer nan table": (
+        lambda: ch05.PositionSimilarityExplorer({"bad": np.full((4, 4), np.nan)}),
+        ValueError,
+        ["table", "nan"],
+    ),
+    "explorer d_model not in d_models": (
+        lambda: ch06.NormShareExplorer(d_models=(8, 16), d_model=512),
+        ValueError,
+        ["d_model", "(8, 16)", "512"],
+    ),
+    "explorer dropout rate": (lambda: ch06.DropoutExplorer(p=0.95), ValueError, ["p", "0.9", "0.95"]),
+    "explorer dropout batch": (
+        lambda: ch06.DropoutExplorer(np.ones((2, 3, 4))),
+        ValueError,
+        ["x", "(seq, d_model)", "(2, 3, 4)"],
+    ),
+    "explorer training steps": (lambda: ch05.TrainingProgress(0), ValueError, ["total_steps", "0"]),
     # torch modules: construction
     "module d_model": (lambda: pe_lib.SinusoidalPositionalEncoding(0), ValueError, ["d_model", "0"]),
     "module max_len": (lambda: pe_lib.SinusoidalPositionalEncoding(8, max_len=0), ValueError, ["max_len", "0"]),

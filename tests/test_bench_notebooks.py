@@ -56,12 +56,9 @@ def test_run_notebooks_measures_time_floor_and_memory(tmp_path):
 
 
 def test_explorer_latency_of_one_explorer():
-    from pe_lib import widgets
+    from pe_lib.explorer import explorer_classes
 
-    classes = bench_notebooks.explorer_classes(widgets)
-    assert classes, "pe_lib.widgets defines no Explorer subclass"
-    assert widgets.Explorer not in classes
-    name = classes[0].__name__
+    name = explorer_classes()[0].__name__
     rows = bench_notebooks.explorer_latencies(updates=2, names={name}, every_slider=False)
     reference, row = rows
     assert reference["reference_cpu_ms"] > 0
@@ -69,20 +66,3 @@ def test_explorer_latency_of_one_explorer():
     assert row["median_ms"] > 0 and row["max_ms"] >= row["median_ms"] and row["cpu_ms"] > 0
     table = bench_notebooks.format_explorers(rows, 2)
     assert "target:" in table and "reference" in table and name in table
-
-
-def test_every_explorer_can_be_built_for_the_benchmark():
-    """An explorer whose constructor needs data must have a factory in EXPLORER_FACTORIES."""
-    import inspect
-
-    from pe_lib import widgets
-
-    for cls in bench_notebooks.explorer_classes(widgets):
-        parameters = list(inspect.signature(cls.__init__).parameters.values())[1:]
-        required = [
-            p.name for p in parameters if p.default is p.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
-        ]
-        if required:
-            assert cls.__name__ in bench_notebooks.EXPLORER_FACTORIES, (
-                f"{cls.__name__} needs {required}: add a factory to benchmarks/bench_notebooks.py EXPLORER_FACTORIES"
-            )

@@ -1,30 +1,20 @@
 """Notebook 01 (the order problem): its plots, its explorer and its exercise checkers."""
 
-import matplotlib
-
-matplotlib.use("Agg")
-
 import time
 
 import matplotlib.pyplot as plt
 import numpy as np
 import pytest
-import torch
 from matplotlib.figure import Figure
 
 import pe_lib
-from pe_lib import exercises, plots, widgets
+from pe_lib import ch01_order as ch01
+from pe_lib.explorer import Explorer
 
 D_MODEL = 8
 WORDS_A = "the dog bit the man".split()
 ORDER = [0, 4, 2, 3, 1]  # "the man bit the dog"
 WORDS_B = [WORDS_A[i] for i in ORDER]
-
-
-@pytest.fixture(autouse=True)
-def _close_figures():
-    yield
-    plt.close("all")
 
 
 @pytest.fixture
@@ -47,7 +37,7 @@ def _attention(toy, words):
 
 def test_attention_heatmap_labels_rows_and_columns_with_words(toy):
     _, weights = _attention(toy, WORDS_A)
-    fig = plots.attention_heatmap(weights, WORDS_A, title="A")
+    fig = ch01.attention_heatmap(weights, WORDS_A, title="A")
     assert isinstance(fig, Figure)
     ax, colorbar = fig.axes
     assert ax.get_title() == "A"
@@ -62,14 +52,14 @@ def test_attention_heatmap_labels_rows_and_columns_with_words(toy):
 def test_attention_heatmap_draws_into_given_axes_and_can_skip_values(toy):
     _, weights = _attention(toy, WORDS_A)
     fig, axes = plt.subplots(1, 2)
-    returned = plots.attention_heatmap(weights, WORDS_A, keys=WORDS_A, title="B", ax=axes[1], annotate=False)
+    returned = ch01.attention_heatmap(weights, WORDS_A, keys=WORDS_A, title="B", ax=axes[1], annotate=False)
     assert returned is fig
     assert axes[1].get_title() == "B" and not axes[1].texts and axes[0].get_title() == ""
 
 
 def test_attention_heatmap_rejects_a_shape_that_does_not_match_the_words():
     with pytest.raises(ValueError, match="weights must have shape"):
-        plots.attention_heatmap(np.ones((3, 3)) / 3, WORDS_A, title="x")
+        ch01.attention_heatmap(np.ones((3, 3)) / 3, WORDS_A, title="x")
 
 
 def test_permutation_panels_show_four_labelled_tables_and_two_colour_bars(toy):
@@ -77,7 +67,7 @@ def test_permutation_panels_show_four_labelled_tables_and_two_colour_bars(toy):
     x = np.stack([embeddings[w] for w in WORDS_A])
     out, _ = _attention(toy, WORDS_A)
     out_b, _ = _attention(toy, WORDS_B)
-    fig = plots.permutation_panels(x, out, x[ORDER], out_b, WORDS_A, WORDS_B, name="attention")
+    fig = ch01.permutation_panels(x, out, x[ORDER], out_b, WORDS_A, WORDS_B, name="attention")
     assert isinstance(fig, Figure)
     panels = [ax for ax in fig.axes if ax.images]
     colorbars = [ax for ax in fig.axes if not ax.images]
@@ -94,30 +84,7 @@ def test_permutation_panels_show_four_labelled_tables_and_two_colour_bars(toy):
 def test_permutation_panels_reject_rows_that_do_not_match_the_words(toy):
     out, _ = _attention(toy, WORDS_A)
     with pytest.raises(ValueError, match="one row per word"):
-        plots.permutation_panels(out, out, out[:3], out, WORDS_A, WORDS_B)
-
-
-def test_order_shift_bars_group_one_bar_per_word_and_model():
-    shifts = {"attention": np.zeros(5), "GRU": np.arange(5.0), "attention + PE": np.ones(5)}
-    fig = plots.order_shift_bars(WORDS_A, shifts, title="moves")
-    ax = fig.axes[0]
-    assert ax.get_title() == "moves" and ax.get_xlabel() == "word" and ax.get_ylabel()
-    assert len(ax.patches) == 5 * 3
-    assert [t.get_text() for t in ax.get_xticklabels()] == WORDS_A
-    labels = [t.get_text() for t in ax.get_legend().get_texts()]
-    assert labels[1] == "GRU (largest 4)"  # the legend reports each model's largest shift
-
-
-def test_order_shift_bars_report_rounding_as_a_bound_and_take_tensors():
-    noise = torch.full((5,), 3.3e-16, dtype=torch.float64, requires_grad=True)  # what another CPU may give
-    fig = plots.order_shift_bars(WORDS_A, {"attention": noise}, title="moves")
-    assert [t.get_text() for t in fig.axes[0].get_legend().get_texts()] == ["attention (largest < 1e-06)"]
-
-
-@pytest.mark.parametrize("shifts", [{}, {"GRU": np.ones(4)}])
-def test_order_shift_bars_reject_bad_input(shifts):
-    with pytest.raises(ValueError, match="shifts"):
-        plots.order_shift_bars(WORDS_A, shifts, title="x")
+        ch01.permutation_panels(out, out, out[:3], out, WORDS_A, WORDS_B)
 
 
 # --- explorer --------------------------------------------------------------------------------
@@ -125,11 +92,11 @@ def test_order_shift_bars_reject_bad_input(shifts):
 
 @pytest.fixture
 def explorer(toy):
-    return widgets.OrderExplorer(*toy, sentences=["the dog bit the man", "Lion kills Tiger"])
+    return ch01.OrderExplorer(*toy, sentences=["the dog bit the man", "Lion kills Tiger"])
 
 
 def test_order_explorer_is_an_explorer_with_sliders(explorer):
-    assert isinstance(explorer, widgets.Explorer)
+    assert isinstance(explorer, Explorer)
     sliders = [c for c in explorer.controls.values() if type(c).__name__ in ("IntSlider", "FloatSlider")]
     assert len(sliders) == 2
     assert "pe-explorer" in explorer.widget._dom_classes
@@ -175,7 +142,7 @@ def test_typed_sentences_resize_the_figure_and_unknown_words_are_stable(explorer
     assert [t.get_text() for t in explorer.axes[0].get_yticklabels()] == ["cat", "sat", "quietly", "the"]
     cat = explorer.vector("cat").copy()
     assert np.array_equal(cat, explorer.vector("cat"))
-    again = widgets.OrderExplorer(*toy, sentences=["cat"])
+    again = ch01.OrderExplorer(*toy, sentences=["cat"])
     assert np.array_equal(again.vector("cat"), cat)  # seeded by the word: the same in every session
     assert not np.allclose(cat, explorer.vector("sat"))
     visible = [bar.get_visible() for bar in explorer.bars]
@@ -194,10 +161,10 @@ def test_long_and_empty_sentences_are_handled(explorer):
 def test_explorer_needs_a_sentence_and_consistent_embeddings(toy):
     embeddings, w_q, w_k, w_v = toy
     with pytest.raises(ValueError, match="sentences"):
-        widgets.OrderExplorer(*toy, sentences=[])
+        ch01.OrderExplorer(*toy, sentences=[])
     for bad in ({}, {"a": np.ones(D_MODEL), "b": np.ones(3)}, {"a": np.ones((2, D_MODEL))}):
         with pytest.raises(ValueError, match="embeddings"):
-            widgets.OrderExplorer(bad, w_q, w_k, w_v, sentences=["a"])
+            ch01.OrderExplorer(bad, w_q, w_k, w_v, sentences=["a"])
 
 
 def test_explorer_update_is_quick(explorer):
@@ -216,7 +183,7 @@ def reference_permutation_matrix(order):
 
 
 def test_permutation_matrix_checker_accepts_the_reference():
-    feedback = exercises.check_permutation_matrix(reference_permutation_matrix)
+    feedback = ch01.check_permutation_matrix(reference_permutation_matrix)
     assert feedback.passed and str(feedback).startswith("[permutation matrix] Correct")
 
 
@@ -227,8 +194,8 @@ def test_permutation_matrix_checker_accepts_other_correct_forms():
             matrix[row, column] = 1
         return matrix
 
-    assert exercises.check_permutation_matrix(with_loop)
-    assert exercises.check_permutation_matrix(lambda order: reference_permutation_matrix(order).tolist())
+    assert ch01.check_permutation_matrix(with_loop)
+    assert ch01.check_permutation_matrix(lambda order: reference_permutation_matrix(order).tolist())
 
 
 @pytest.mark.parametrize(
@@ -240,13 +207,13 @@ def test_permutation_matrix_checker_accepts_other_correct_forms():
         (lambda order: np.ones((len(order), len(order))), "exactly one 1"),
         (lambda order: 2 * reference_permutation_matrix(order), "exactly one 1"),
         (lambda order: np.eye(len(order) + 1), "must have shape"),
-        (lambda order: None, "return the matrix"),
+        (lambda order: None, "forget the `return`"),
         (lambda order: np.eye(len(order))[order[::-1]] if len(order) > 1 else np.eye(1), "wrong order"),
         (lambda order: 1 / 0, "ZeroDivisionError"),
     ],
 )
 def test_permutation_matrix_checker_names_typical_mistakes(answer, hint):
-    feedback = exercises.check_permutation_matrix(answer)
+    feedback = ch01.check_permutation_matrix(answer)
     assert not feedback.passed
     assert hint in feedback.message
     assert str(feedback).startswith("[permutation matrix] Not yet")
@@ -260,13 +227,13 @@ def reference_test(f, x, order):
 
 
 def test_equivariance_checker_accepts_the_reference():
-    feedback = exercises.check_equivariance_test(reference_test)
+    feedback = ch01.check_equivariance_test(reference_test)
     assert feedback.passed and "Correct" in str(feedback)
-    assert exercises.check_equivariance_test(lambda f, x, order: np.allclose(f(x[order]), f(x)[order]))  # np.bool_
+    assert ch01.check_equivariance_test(lambda f, x, order: np.allclose(f(x[order]), f(x)[order]))  # np.bool_
 
 
 def test_equivariance_checker_inputs_are_what_its_hints_claim():
-    x, cases = exercises._equivariance_cases()
+    x, cases = ch01._equivariance_cases()
     for name, function, order, expected, _ in cases:
         assert reference_test(function, x, order) == expected, name
     attention = cases[0][1]
@@ -285,13 +252,13 @@ def test_equivariance_checker_inputs_are_what_its_hints_claim():
         (lambda f, x, order: True, "should say False"),
         (lambda f, x, order: False, "should say True"),
         (lambda f, x, order: f(x[order]) == f(x)[order], "single True or False"),
-        (lambda f, x, order: None, "single True or False"),
+        (lambda f, x, order: None, "forget the `return`"),
         (lambda f, x, order: np.allclose(f(x[:, order]), f(x)[:, order]), "not the columns"),
         (lambda f, x, order: 1 / 0, "ZeroDivisionError"),
     ],
 )
 def test_equivariance_checker_names_typical_mistakes(answer, hint):
-    feedback = exercises.check_equivariance_test(answer)
+    feedback = ch01.check_equivariance_test(answer)
     assert not feedback.passed
     assert hint in feedback.message
     assert str(feedback).startswith("[equivariance test] Not yet")
@@ -302,6 +269,6 @@ def test_equivariance_checker_does_not_let_the_learner_change_its_inputs():
         x[:] = 0.0  # modifies the array it was given
         return reference_test(f, x, order)
 
-    exercises.check_equivariance_test(sloppy)
-    x, _ = exercises._equivariance_cases()
+    ch01.check_equivariance_test(sloppy)
+    x, _ = ch01._equivariance_cases()
     assert np.abs(x).max() > 0  # fresh inputs each call

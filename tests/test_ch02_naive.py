@@ -1,157 +1,21 @@
-"""Notebook 02 (naive encodings): pe_lib.checklist, its plots, its explorer and its exercise checkers."""
+"""pe_lib.ch02_naive (notebook 02): its figures, its explorer and its exercise graders."""
 
-import matplotlib
-
-matplotlib.use("Agg")
-
-import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 from matplotlib.figure import Figure
 
 import pe_lib
-from pe_lib import checklist, exercises, plots, widgets
-
-CANDIDATES = {
-    "integer": pe_lib.integer_encoding,
-    "normalized": pe_lib.normalized_encoding,
-    "binary": pe_lib.binary_encoding,
-    "sinusoidal": pe_lib.sinusoidal_encoding,
-}
-FAILURES = {
-    "integer": {"bounded", "dot product depends on offset only"},
-    "normalized": {
-        "independent of length",
-        "consistent distance",
-        "defined beyond training length",
-        "dot product depends on offset only",
-    },
-    "binary": {"consistent distance", "defined beyond training length", "dot product depends on offset only"},
-    "sinusoidal": set(),
-}
+from pe_lib import ch02_naive as ch02
+from pe_lib.explorer import Explorer
 
 
-@pytest.fixture(autouse=True)
-def _close_figures():
-    yield
-    plt.close("all")
-
-
-def _random_table(n, d_model):
-    return np.random.default_rng().normal(size=(n, d_model))
-
-
-# --- checklist -------------------------------------------------------------------------------
-
-
-def test_requirements_table_computes_the_expected_verdicts():
-    table = checklist.requirements_table(CANDIDATES)
-    assert table.candidates == list(CANDIDATES)
-    assert table.requirements == [name for name, _ in checklist.REQUIREMENTS]
-    for name in CANDIDATES:
-        failed = {r for r in table.requirements if not table.passed(name, r)}
-        assert failed == FAILURES[name], name
-
-
-def test_requirements_table_prints_a_grid_and_evidence():
-    table = checklist.requirements_table(CANDIDATES)
-    text = str(table)
-    lines = text.splitlines()
-    assert lines[0].split() == list(CANDIDATES)
-    assert lines[2].split()[-4:] == ["FAIL", "pass", "pass", "pass"]  # bounded
-    assert "d_model=8" in lines[-1] and repr(table) == text
-    evidence = table.evidence("integer")
-    assert evidence.startswith("integer:") and "1,023 at n=1024" in evidence
-    assert "ValueError" in table.evidence("binary")
-
-
-@pytest.mark.parametrize(
-    ("test", "encode", "passed", "fragment"),
-    [
-        (checklist.unique, pe_lib.integer_encoding, True, "closest two of 64 rows are 2.828 apart"),
-        (checklist.unique, lambda n, d: np.zeros((n, d)), False, "0 apart"),
-        (checklist.bounded, pe_lib.integer_encoding, False, "63 at n=64, 1,023 at n=1024"),
-        (checklist.bounded, pe_lib.binary_encoding, True, "n=256 (the longest it allows)"),
-        (checklist.length_independent, pe_lib.normalized_encoding, False, "largest change 0.5039"),
-        (checklist.length_independent, pe_lib.binary_encoding, True, "largest change 0"),
-        (checklist.consistent_distance, pe_lib.binary_encoding, False, "positions 1 apart: distance from 1 to 2.646"),
-        (checklist.consistent_distance, pe_lib.integer_encoding, True, "offset 1: 2.828"),
-        (checklist.defined_beyond, pe_lib.binary_encoding, False, "raises ValueError"),
-        (checklist.defined_beyond, pe_lib.normalized_encoding, False, "first 64 positions move"),
-        (checklist.defined_beyond, pe_lib.sinusoidal_encoding, True, "1024 distinct finite rows"),
-        (checklist.deterministic, _random_table, False, "two calls differ"),
-        (checklist.deterministic, pe_lib.sinusoidal_encoding, True, "identical"),
-        (checklist.offset_only_similarity, pe_lib.integer_encoding, False, "dot product from 0 to"),
-        (checklist.offset_only_similarity, pe_lib.sinusoidal_encoding, True, "one dot product per offset"),
-    ],
-)
-def test_each_requirement_test_measures_and_explains(test, encode, passed, fragment):
-    verdict = test(encode)
-    assert isinstance(verdict, checklist.Verdict)
-    assert bool(verdict) is passed and verdict.passed is passed
-    assert fragment in verdict.evidence
-    assert str(verdict).startswith("pass: " if passed else "FAIL: ")
-
-
-def test_binary_is_defined_beyond_with_enough_bits():
-    assert checklist.defined_beyond(pe_lib.binary_encoding, d_model=16).passed
-
-
-def test_defined_beyond_catches_collisions_and_non_finite_rows():
-    def wraps_around(n, d):  # position 256 reuses the code of position 0
-        return pe_lib.binary_encoding(256, d)[np.arange(n) % 256]
-
-    assert "distinct rows" in checklist.defined_beyond(wraps_around).evidence
-
-    def overflows(n, d):  # positions past 500 become inf
-        table = pe_lib.integer_encoding(n, d)
-        return np.where(table > 500, np.inf, table)
-
-    assert "non-finite" in checklist.defined_beyond(overflows).evidence
-
-
-def test_tests_report_a_raising_or_misshaped_candidate():
-    def broken(n, d):
-        raise RuntimeError("boom")
-
-    for _, test in checklist.REQUIREMENTS:
-        verdict = test(broken)
-        assert not verdict.passed and "RuntimeError: boom" in verdict.evidence
-    assert "expected (64, 8)" in checklist.unique(lambda n, d: np.zeros((d, n))).evidence
-    assert (
-        "cannot produce a table longer"
-        in checklist.bounded(lambda n, d: pe_lib.binary_encoding(n, 6) @ np.eye(6, d)).evidence
-    )
-
-
-def test_requirements_table_rejects_bad_arguments():
-    with pytest.raises(ValueError, match="at least one"):
-        checklist.requirements_table({})
-    with pytest.raises(TypeError, match="'x' must be a function"):
-        checklist.requirements_table({"x": 3})
-    with pytest.raises(ValueError, match="train_len=64, test_len=64"):
-        checklist.requirements_table(CANDIDATES, train_len=64, test_len=64)
-    with pytest.raises(ValueError, match="max_offset"):
-        checklist.requirements_table(CANDIDATES, max_offset=64)
-
-
-def test_offset_profile_shapes_and_values():
-    offsets, mean, low, high = checklist.offset_profile(pe_lib.integer_encoding(5, 3))
-    assert np.array_equal(offsets, np.arange(5))
-    # integer: PE(p) . PE(p+k) / d = p (p + k); offset 1 pairs (0,1) (1,2) (2,3) (3,4)
-    assert (low[1], high[1], mean[1]) == (0.0, 12.0, 5.0)
-    assert low[4] == high[4] == 0.0
-    _, _, low, high = checklist.offset_profile(pe_lib.sinusoidal_encoding(50, 16))
-    assert np.max(high - low) < 1e-12
-    with pytest.raises(ValueError, match=r"shape \(n, d\)"):
-        checklist.offset_profile(np.zeros(4))
 
 
 # --- plots -----------------------------------------------------------------------------------
 
 
 def test_magnitude_against_words():
-    fig = plots.magnitude_against_words([1, 10, 100], [8.0, 80.0, 800.0], np.full(50, 8.0), title="t")
+    fig = ch02.magnitude_against_words([1, 10, 100], [8.0, 80.0, 800.0], np.full(50, 8.0), title="t")
     (ax,) = fig.axes
     assert isinstance(fig, Figure) and ax.get_title() == "t"
     assert ax.get_xscale() == ax.get_yscale() == "log"
@@ -160,7 +24,7 @@ def test_magnitude_against_words():
 
 
 def test_value_strips():
-    fig = plots.value_strips(
+    fig = ch02.value_strips(
         {"length 4": np.linspace(0, 1, 4), "length 80": np.linspace(0, 1, 80)}, marker=0.4, title="t"
     )
     (ax,) = fig.axes
@@ -170,7 +34,7 @@ def test_value_strips():
 
 
 def test_step_sizes():
-    fig = plots.step_sizes(
+    fig = ch02.step_sizes(
         {"integer": pe_lib.integer_encoding(10, 4), "binary": pe_lib.binary_encoding(10, 4)}, title="t"
     )
     (ax,) = fig.axes
@@ -181,14 +45,14 @@ def test_step_sizes():
 
 
 def test_bit_flips():
-    fig = plots.bit_flips([1, 2, 1, 3], highlight=(3,), title="t")
+    fig = ch02.bit_flips([1, 2, 1, 3], highlight=(3,), title="t")
     (ax,) = fig.axes
     assert len(ax.patches) == 4 and ax.get_ylabel() == "bits flipped" and ax.get_title() == "t"
     assert ax.patches[3].get_facecolor() != ax.patches[0].get_facecolor()
 
 
 def test_encoding_and_similarity():
-    fig = plots.encoding_and_similarity(pe_lib.binary_encoding(20, 6), name="binary")
+    fig = ch02.encoding_and_similarity(pe_lib.binary_encoding(20, 6), name="binary")
     heat, curve, colorbar = fig.axes
     assert heat.get_title() == "binary: n=20, d_model=6" and heat.get_ylabel() == "position"
     assert heat.images[0].get_array().shape == (20, 6) and colorbar.get_ylabel() == "value"
@@ -197,16 +61,16 @@ def test_encoding_and_similarity():
 
 
 def test_similarity_title_rounds_away_float_noise():
-    assert plots.similarity_title([1.0, 2.0], [1.0 + 1e-15, 2.0]).endswith("= 0")
-    assert plots.similarity_title([0.0, 1.0], [3.0, 1.0]).endswith("= 3")
+    assert ch02.similarity_title([1.0, 2.0], [1.0 + 1e-15, 2.0]).endswith("= 0")
+    assert ch02.similarity_title([0.0, 1.0], [3.0, 1.0]).endswith("= 3")
 
 
 # --- widgets ---------------------------------------------------------------------------------
 
 
 def test_explorer_controls_and_in_place_updates():
-    explorer = widgets.NaiveEncodingExplorer(encoding="integer", length=16)
-    assert isinstance(explorer, widgets.Explorer)
+    explorer = ch02.NaiveEncodingExplorer(encoding="integer", length=16)
+    assert isinstance(explorer, Explorer)
     assert type(explorer.controls["length"]).__name__ == "IntSlider"
     assert type(explorer.controls["encoding"]).__name__ == "Dropdown"
     image, line = explorer._image, explorer._mean
@@ -220,9 +84,9 @@ def test_explorer_controls_and_in_place_updates():
     assert explorer.figure.axes[0].get_title() == "sinusoidal: n=40, d_model=16"
 
 
-@pytest.mark.parametrize("encoding", widgets.NaiveEncodingExplorer.ENCODINGS)
+@pytest.mark.parametrize("encoding", ch02.NaiveEncodingExplorer.ENCODINGS)
 def test_explorer_every_encoding_and_extreme_lengths(encoding):
-    explorer = widgets.NaiveEncodingExplorer(encoding=encoding, length=2, max_length=64)
+    explorer = ch02.NaiveEncodingExplorer(encoding=encoding, length=2, max_length=64)
     for length in (2, 64):
         assert explorer.update(length=length)[:4] == b"\x89PNG"
         low, high = explorer._curve_axes.get_ylim()
@@ -243,8 +107,8 @@ def _good_binary(n, d_model):
 
 
 def test_check_binary_encoding_accepts_the_reference_and_a_solution():
-    assert exercises.check_binary_encoding(pe_lib.binary_encoding).passed
-    feedback = exercises.check_binary_encoding(_good_binary)
+    assert ch02.check_binary_encoding(pe_lib.binary_encoding).passed
+    feedback = ch02.check_binary_encoding(_good_binary)
     assert feedback.passed and str(feedback).startswith("[binary_encoding] Correct")
 
 
@@ -283,14 +147,14 @@ def _raises_at_capacity(n, d_model):
         (lambda n, d: _bits(np.arange(n), d), "Raise ValueError when n > 2**d_model"),
         (_raises_at_capacity, "still fit"),
         (lambda n, d: _bits(np.arange(n), d) if n <= 2**d else [][0], "not IndexError"),
-        (lambda n, d: None, "must have shape"),
-        (lambda n, d: "0101", "must have shape"),
+        (lambda n, d: None, "forget the `return`"),
+        (lambda n, d: "0101", "array of 0s and 1s"),
         (lambda n, d: [[object()]], "return a NumPy array"),
         (lambda n, d: 1 / 0, "ZeroDivisionError"),
     ],
 )
 def test_check_binary_encoding_names_typical_mistakes(answer, hint):
-    feedback = exercises.check_binary_encoding(answer)
+    feedback = ch02.check_binary_encoding(answer)
     assert not feedback.passed
     assert hint in feedback.message, feedback.message
     assert str(feedback).startswith("[binary_encoding] Not yet: ")
@@ -301,9 +165,9 @@ def _ones(x):
 
 
 def test_check_bit_flips_accepts_correct_answers():
-    assert exercises.check_bit_flips(lambda p: _ones(p ^ (p + 1))).passed
-    assert exercises.check_bit_flips(lambda p: np.int64((p ^ (p + 1)).bit_count())).passed
-    assert exercises.check_bit_flips(lambda p: float(_ones(p ^ (p + 1)))).passed  # 4.0 is a whole number
+    assert ch02.check_bit_flips(lambda p: _ones(p ^ (p + 1))).passed
+    assert ch02.check_bit_flips(lambda p: np.int64((p ^ (p + 1)).bit_count())).passed
+    assert ch02.check_bit_flips(lambda p: float(_ones(p ^ (p + 1)))).passed  # 4.0 is a whole number
 
 
 @pytest.mark.parametrize(
@@ -315,11 +179,11 @@ def test_check_bit_flips_accepts_correct_answers():
         (lambda p: _ones(p ^ (p + 1)) - 1, "one short"),
         (lambda p: 1, "bit_flips(1) should be 2"),
         (lambda p: 1.5, "whole number"),
-        (lambda p: None, "must return an int"),
+        (lambda p: None, "forget the `return`"),
         (lambda p: [][0], "IndexError"),
     ],
 )
 def test_check_bit_flips_names_typical_mistakes(answer, hint):
-    feedback = exercises.check_bit_flips(answer)
+    feedback = ch02.check_bit_flips(answer)
     assert not feedback.passed
     assert hint in feedback.message, feedback.message

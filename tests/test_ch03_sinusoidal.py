@@ -1,34 +1,24 @@
-"""Unit tests for the notebook-03 additions: plots, the base explorer and the exercise checkers."""
+"""pe_lib.ch03_sinusoidal (notebook 03): its figures, the collision explorer and the exercise graders."""
 
 import math
 
-import matplotlib
+import ipywidgets
+import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 import torch
+from matplotlib.figure import Figure
 
-matplotlib.use("Agg")
-
-import ipywidgets  # noqa: E402
-import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.figure import Figure  # noqa: E402
-
-import pe_lib  # noqa: E402
-from pe_lib import exercises, plots, widgets  # noqa: E402
-
-
-@pytest.fixture(autouse=True)
-def _close_figures():
-    yield
-    plt.close("all")
-
+import pe_lib
+from pe_lib import ch03_sinusoidal as ch03
+from pe_lib.explorer import Explorer
 
 # ---------------------------------------------------------------- plots
 
 
 def test_dimension_waves_one_lane_per_column():
     table = pe_lib.sinusoidal_encoding(50, 16)
-    fig = plots.dimension_waves(table, [0, 2, 5], title="waves")
+    fig = ch03.dimension_waves(table, [0, 2, 5], title="waves")
     assert isinstance(fig, Figure)
     ax = fig.axes[0]
     assert ax.get_title() == "waves" and ax.get_xlabel() == "position"
@@ -42,13 +32,13 @@ def test_dimension_waves_one_lane_per_column():
 def test_dimension_waves_step_and_existing_axes():
     fig, ax = plt.subplots()
     bits = pe_lib.binary_encoding(16, 4)
-    assert plots.dimension_waves(bits, [0, 1], step=True, title="bits", ax=ax) is fig
+    assert ch03.dimension_waves(bits, [0, 1], step=True, title="bits", ax=ax) is fig
     assert ax.get_lines()[0].get_drawstyle().startswith("steps")
 
 
 def test_wavelength_ladder_log_axis_and_reference_lines():
     lam = pe_lib.wavelengths(64)
-    fig = plots.wavelength_ladder(lam, title="ladder")
+    fig = ch03.wavelength_ladder(lam, title="ladder")
     ax = fig.axes[0]
     assert ax.get_yscale() == "log" and ax.get_title() == "ladder"
     assert "wavelength" in ax.get_ylabel() and "pair" in ax.get_xlabel()
@@ -59,7 +49,7 @@ def test_wavelength_ladder_log_axis_and_reference_lines():
 
 def test_dimension_profile_bars():
     values = np.array([3.0, 2.0, 1.0, 0.5])
-    fig = plots.dimension_profile(values, title="profile", ylabel="change", log=True)
+    fig = ch03.dimension_profile(values, title="profile", ylabel="change", log=True)
     ax = fig.axes[0]
     assert len(ax.patches) == 4 and ax.get_yscale() == "log"
     assert ax.get_ylabel() == "change" and ax.get_xlabel() == "dimension"
@@ -67,7 +57,7 @@ def test_dimension_profile_bars():
 
 def test_pair_circle_points_on_unit_circle_with_colorbar():
     table = pe_lib.sinusoidal_encoding(20, 8)
-    fig = plots.pair_circle(table, 1, annotate=[0, 3], title="circle")
+    fig = ch03.pair_circle(table, 1, annotate=[0, 3], title="circle")
     ax = fig.axes[0]
     points = ax.collections[0].get_offsets()
     assert points.shape == (20, 2)
@@ -79,7 +69,7 @@ def test_pair_circle_points_on_unit_circle_with_colorbar():
 
 
 def test_offset_fit_residuals_one_curve_per_fit():
-    fig = plots.offset_fit_residuals([1, 2, 3], {"a": [0.3, 0.4, 0.5], "b": [0.0, 1e-14, 1e-13]}, title="fit")
+    fig = ch03.offset_fit_residuals([1, 2, 3], {"a": [0.3, 0.4, 0.5], "b": [0.0, 1e-14, 1e-13]}, title="fit")
     ax = fig.axes[0]
     assert len(ax.get_lines()) == 2 and ax.get_yscale() == "log"
     assert np.all(ax.get_lines()[1].get_ydata() > 0)  # exact zeros are drawable on the log axis
@@ -88,7 +78,7 @@ def test_offset_fit_residuals_one_curve_per_fit():
 
 def test_distance_by_offset_with_neighbour_lines():
     offsets = np.arange(1, 11)
-    fig = plots.distance_by_offset(
+    fig = ch03.distance_by_offset(
         offsets, {"x": np.linspace(1, 2, 10), "y": np.linspace(2, 3, 10)}, neighbour={"x": 1.0}, title="d"
     )
     ax = fig.axes[0]
@@ -98,7 +88,7 @@ def test_distance_by_offset_with_neighbour_lines():
 
 def test_distance_by_offset_marks_collisions():
     distances = np.array([1.0, 2.0, 0.5, 3.0, 0.9])  # offsets 1..5: k = 3 and k = 5 are nearer than k = 1
-    fig = plots.distance_by_offset(np.arange(1, 6), {"b": distances}, neighbour={"b": 1.0}, title="d")
+    fig = ch03.distance_by_offset(np.arange(1, 6), {"b": distances}, neighbour={"b": 1.0}, title="d")
     dots = [line for line in fig.axes[0].get_lines() if line.get_label() == "collision (b)"]
     assert len(dots) == 1 and dots[0].get_xdata().tolist() == [3.0, 5.0]
 
@@ -106,7 +96,7 @@ def test_distance_by_offset_marks_collisions():
 def test_layout_comparison_two_panels_one_colorbar():
     a = pe_lib.sinusoidal_encoding(10, 8)
     b = pe_lib.sinusoidal_encoding(10, 8, layout="concatenated")
-    fig = plots.layout_comparison(a, b, title="layouts")
+    fig = ch03.layout_comparison(a, b, title="layouts")
     assert len(fig.axes) == 3
     assert fig.axes[0].get_title().startswith("interleaved") and fig.axes[1].get_title().startswith("concatenated")
     assert np.array_equal(fig.axes[1].images[0].get_array(), b)
@@ -117,8 +107,8 @@ def test_layout_comparison_two_panels_one_colorbar():
 
 
 def test_base_explorer_is_an_explorer_with_sliders():
-    explorer = widgets.BaseExplorer(n=256, base=10000, d_model=16)
-    assert isinstance(explorer, widgets.Explorer)
+    explorer = ch03.CollisionExplorer(n=256, base=10000, d_model=16)
+    assert isinstance(explorer, Explorer)
     sliders = (ipywidgets.IntSlider, ipywidgets.FloatSlider, ipywidgets.SelectionSlider)
     assert set(explorer.controls) == {"base", "d_model", "position"}
     assert all(isinstance(c, sliders) for c in explorer.controls.values())
@@ -126,7 +116,7 @@ def test_base_explorer_is_an_explorer_with_sliders():
 
 
 def test_base_explorer_updates_in_place_and_finds_collisions():
-    explorer = widgets.BaseExplorer(n=2048, base=10000, d_model=16)
+    explorer = ch03.CollisionExplorer(n=2048, base=10000, d_model=16)
     artists = len(explorer.figure.axes[1].get_lines())
     before = explorer.update()
     assert explorer.collisions.size == 0
@@ -144,13 +134,13 @@ def test_base_explorer_updates_in_place_and_finds_collisions():
 
 def test_base_explorer_rejects_bad_arguments():
     with pytest.raises(ValueError, match="n"):
-        widgets.BaseExplorer(n=0)
+        ch03.CollisionExplorer(n=0)
     with pytest.raises(ValueError, match="n must be at least gap"):
-        widgets.BaseExplorer(n=3, gap=2)
+        ch03.CollisionExplorer(n=3, gap=2)
     with pytest.raises(ValueError, match="base must be one of"):
-        widgets.BaseExplorer(base=7)
+        ch03.CollisionExplorer(base=7)
     with pytest.raises(ValueError, match="d_model must be one of"):
-        widgets.BaseExplorer(d_model=10)
+        ch03.CollisionExplorer(d_model=10)
 
 
 # ---------------------------------------------------------------- checkers: the vectorised table
@@ -177,7 +167,7 @@ def _torch_table(n, d_model):
 
 @pytest.mark.parametrize("solution", [_table, _torch_table, lambda n, d: pe_lib.sinusoidal_encoding(n, d)])
 def test_check_sinusoidal_table_accepts_right_answers(solution):
-    feedback = exercises.check_sinusoidal_table(solution)
+    feedback = ch03.check_sinusoidal_table(solution)
     assert feedback.passed and bool(feedback)
     assert str(feedback).startswith("[sinusoidal table] Correct")
 
@@ -202,7 +192,7 @@ def test_check_sinusoidal_table_accepts_right_answers(solution):
     ],
 )
 def test_check_sinusoidal_table_rejects_typical_mistakes(wrong, hint):
-    feedback = exercises.check_sinusoidal_table(wrong)
+    feedback = ch03.check_sinusoidal_table(wrong)
     assert not feedback.passed
     assert hint in feedback.message
     assert str(feedback).startswith("[sinusoidal table] Not yet: ")
@@ -214,7 +204,7 @@ def test_check_sinusoidal_table_column_own_index():
         angles = np.arange(n)[:, None] / 10000.0 ** (j / d_model)
         return np.where(j % 2 == 0, np.sin(angles), np.cos(angles))
 
-    assert "its own index j" in exercises.check_sinusoidal_table(own_index).message
+    assert "its own index j" in ch03.check_sinusoidal_table(own_index).message
 
 
 # ---------------------------------------------------------------- checkers: the seed-002 bug
@@ -239,12 +229,12 @@ def _seed002_fixed(position, d_model):
 
 
 def test_check_seed002_fix_accepts_the_fix():
-    assert exercises.check_seed002_fix(_seed002_fixed).passed
-    assert exercises.check_seed002_fix(lambda p, d: pe_lib.sinusoidal_encoding([p], d)[0]).passed
+    assert ch03.check_seed002_fix(_seed002_fixed).passed
+    assert ch03.check_seed002_fix(lambda p, d: pe_lib.sinusoidal_encoding([p], d)[0]).passed
 
 
 def test_check_seed002_fix_recognises_the_seed_bug():
-    feedback = exercises.check_seed002_fix(_seed002)
+    feedback = ch03.check_seed002_fix(_seed002)
     assert not feedback.passed
     assert "columns 0 and 1 never change" in feedback.message and "line 1" in feedback.message
 
@@ -255,25 +245,25 @@ def test_check_seed002_fix_recognises_half_fix_and_other_mistakes():
         angles = position * i / 10000.0 ** (2 * i / d_model)
         return np.where(np.arange(d_model) % 2 == 0, np.sin(angles), np.cos(angles))
 
-    assert "removed π but kept the factor i//2" in exercises.check_seed002_fix(pi_removed).message
-    swapped = exercises.check_seed002_fix(lambda p, d: _seed002_fixed(p, d)[np.arange(d) ^ 1])
+    assert "removed π but kept the factor i//2" in ch03.check_seed002_fix(pi_removed).message
+    swapped = ch03.check_seed002_fix(lambda p, d: _seed002_fixed(p, d)[np.arange(d) ^ 1])
     assert "swapped" in swapped.message
-    assert "shape (8,)" in exercises.check_seed002_fix(lambda p, d: np.zeros((1, d))).message
-    assert "ValueError" in exercises.check_seed002_fix(lambda p, d: int("x")).message
+    assert "shape (8,)" in ch03.check_seed002_fix(lambda p, d: np.zeros((1, d))).message
+    assert "ValueError" in ch03.check_seed002_fix(lambda p, d: int("x")).message
 
 
 # ---------------------------------------------------------------- checkers: the layout permutation
 
 
 def test_check_layout_permutation():
-    assert exercises.check_layout_permutation(lambda d: np.r_[0:d:2, 1:d:2]).passed
-    assert exercises.check_layout_permutation(lambda d: torch.cat([torch.arange(0, d, 2), torch.arange(1, d, 2)]))
-    inverse = exercises.check_layout_permutation(lambda d: np.argsort(np.r_[0:d:2, 1:d:2]))
+    assert ch03.check_layout_permutation(lambda d: np.r_[0:d:2, 1:d:2]).passed
+    assert ch03.check_layout_permutation(lambda d: torch.cat([torch.arange(0, d, 2), torch.arange(1, d, 2)]))
+    inverse = ch03.check_layout_permutation(lambda d: np.argsort(np.r_[0:d:2, 1:d:2]))
     assert not inverse.passed and "other way" in inverse.message
-    identity = exercises.check_layout_permutation(lambda d: np.arange(d))
+    identity = ch03.check_layout_permutation(lambda d: np.arange(d))
     assert not identity.passed and "sin columns 0, 2, 4" in identity.message
-    duplicate = exercises.check_layout_permutation(lambda d: np.zeros(d, dtype=int))
+    duplicate = ch03.check_layout_permutation(lambda d: np.zeros(d, dtype=int))
     assert not duplicate.passed and "not a permutation" in duplicate.message
-    short = exercises.check_layout_permutation(lambda d: np.arange(d - 1))
+    short = ch03.check_layout_permutation(lambda d: np.arange(d - 1))
     assert not short.passed and "shape" in short.message
-    assert not exercises.check_layout_permutation(lambda d: None).passed
+    assert not ch03.check_layout_permutation(lambda d: None).passed

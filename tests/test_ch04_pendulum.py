@@ -1,21 +1,10 @@
 """Notebook 04 (the pendulum intuition): its figures, explorers and exercise checkers."""
 
-import matplotlib
-
-matplotlib.use("Agg")
-
-import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 
 import pe_lib
-from pe_lib import exercises, plots, widgets
-
-
-@pytest.fixture(autouse=True)
-def _close_figures():
-    yield
-    plt.close("all")
+from pe_lib import ch04_pendulum as ch04
 
 
 def offset_similarity(k, d_model, base=10000.0):
@@ -26,7 +15,7 @@ def offset_similarity(k, d_model, base=10000.0):
 
 
 def test_pendulum_snapshot_draws_one_dial_per_pair_above_the_vector():
-    fig = plots.pendulum_snapshot(12, d_model=16)
+    fig = ch04.pendulum_snapshot(12, d_model=16)
     top, bottom = fig.axes
     heights = [bar.get_height() for bar in bottom.patches if bar.get_width() > 0]
     assert np.allclose(heights, pe_lib.sinusoidal_encoding([12], 16)[0])
@@ -42,7 +31,7 @@ def test_pendulum_snapshot_draws_one_dial_per_pair_above_the_vector():
 
 
 def test_pendulum_snapshot_follows_the_base():
-    fig = plots.pendulum_snapshot(5, d_model=8, base=100.0)
+    fig = ch04.pendulum_snapshot(5, d_model=8, base=100.0)
     heights = [bar.get_height() for bar in fig.axes[1].patches if bar.get_width() > 0]
     assert np.allclose(heights, pe_lib.sinusoidal_encoding([5], 8, base=100.0)[0])
 
@@ -50,31 +39,11 @@ def test_pendulum_snapshot_follows_the_base():
 @pytest.mark.parametrize("d_model", [7, 0, True, 16.0])
 def test_pendulum_figure_needs_an_even_int_d_model(d_model):
     with pytest.raises(ValueError, match="even d_model"):
-        plots.pendulum_snapshot(3, d_model=d_model)
-
-
-def test_similarity_by_offset_draws_one_line_per_curve():
-    offsets = np.arange(-5, 6)
-    fig = plots.similarity_by_offset(offsets, {"a": offsets**2, "b": -offsets}, title="t")
-    ax = fig.axes[0]
-    labelled = [line for line in ax.lines if not line.get_label().startswith("_")]
-    assert [line.get_label() for line in labelled] == ["a", "b"]
-    assert np.allclose(labelled[0].get_ydata(), offsets**2)
-    assert ax.get_title() == "t" and ax.get_xlabel().startswith("offset") and ax.get_ylabel()
-    assert ax.get_legend() is not None
-    assert ax.get_xscale() == "linear"
-
-
-def test_similarity_by_offset_log_axis_and_given_axes():
-    fig, ax = plt.subplots()
-    returned = plots.similarity_by_offset([1, 10, 100], {"f": [3, 2, 1]}, title="t", ylabel="y", ax=ax, logx=True)
-    assert returned is fig
-    assert ax.get_xscale() == "log" and ax.get_ylabel() == "y"
-    assert ax.get_legend() is None  # one curve: no legend needed
+        ch04.pendulum_snapshot(3, d_model=d_model)
 
 
 def test_pair_contributions_shows_cos_of_each_pair():
-    fig = plots.pair_contributions([1, 100], 64)
+    fig = ch04.pair_contributions([1, 100], 64)
     ax = fig.axes[0]
     lines = [line for line in ax.lines if not line.get_label().startswith("_")]
     w = pe_lib.frequencies(64)
@@ -86,14 +55,14 @@ def test_pair_contributions_shows_cos_of_each_pair():
 
 def test_pair_contributions_rejects_odd_d_model():
     with pytest.raises(ValueError, match="even d_model"):
-        plots.pair_contributions([1], 7)
+        ch04.pair_contributions([1], 7)
 
 
 # --- widgets -------------------------------------------------------------------------------
 
 
 def test_pendulum_explorer_redraws_and_shows_the_encoding():
-    explorer = widgets.PendulumExplorer(d_model=16, max_position=50)
+    explorer = ch04.PendulumExplorer(d_model=16, max_position=50)
     first = explorer.update()
     assert np.allclose(explorer.vector, pe_lib.sinusoidal_encoding([0], 16)[0])
     moved = explorer.update(position=37)
@@ -103,7 +72,7 @@ def test_pendulum_explorer_redraws_and_shows_the_encoding():
 
 
 def test_pendulum_explorer_play_button_is_linked_to_the_slider():
-    explorer = widgets.PendulumExplorer(max_position=20, interval=150)
+    explorer = ch04.PendulumExplorer(max_position=20, interval=150)
     slider = explorer.controls["position"]
     assert explorer.play.max == slider.max == 20 and explorer.play.interval == 150
     assert explorer._link.source == (explorer.play, "value") and explorer._link.target == (slider, "value")
@@ -114,7 +83,7 @@ def test_pendulum_explorer_play_button_is_linked_to_the_slider():
 
 
 def test_decay_explorer_half_width_and_attention():
-    explorer = widgets.DecayExplorer(max_offset=64, n_positions=24)
+    explorer = ch04.DecayExplorer(max_offset=64, n_positions=24)
     paper = explorer.update()
     assert explorer.half_width == 28  # d_model 64, base 1e4
     assert np.isclose(explorer.similarity[explorer.offsets == 0][0], 1.0)
@@ -128,7 +97,7 @@ def test_decay_explorer_half_width_and_attention():
 
 
 def test_decay_explorer_similarity_is_the_closed_form():
-    explorer = widgets.DecayExplorer(max_offset=10, n_positions=8)
+    explorer = ch04.DecayExplorer(max_offset=10, n_positions=8)
     explorer.update(d_model=32, base=100.0)
     expected = [offset_similarity(k, 32, 100.0) / 16 for k in explorer.offsets]
     assert np.allclose(explorer.similarity, expected)
@@ -140,13 +109,13 @@ def test_decay_explorer_similarity_is_the_closed_form():
 
 
 def test_check_offset_similarity_accepts_the_closed_form():
-    feedback = exercises.check_offset_similarity(offset_similarity)
+    feedback = ch04.check_offset_similarity(offset_similarity)
     assert feedback.passed, feedback
     assert str(feedback).startswith("[offset similarity] Correct")
 
 
 def test_check_offset_similarity_accepts_a_vectorised_answer_of_shape_one():
-    feedback = exercises.check_offset_similarity(
+    feedback = ch04.check_offset_similarity(
         lambda k, d, base: np.cos(np.multiply.outer(np.atleast_1d(k), pe_lib.frequencies(d, base=base))).sum(-1)
     )
     assert feedback.passed, feedback
@@ -172,7 +141,7 @@ def _d_terms(k, d, base):
     ],
 )
 def test_check_offset_similarity_names_the_mistake(answer, hint):
-    feedback = exercises.check_offset_similarity(answer)
+    feedback = ch04.check_offset_similarity(answer)
     assert not feedback.passed
     assert hint in feedback.message, feedback.message
     assert "expected" in feedback.message or "return" in feedback.message
@@ -182,14 +151,14 @@ def test_check_offset_similarity_reports_an_exception_instead_of_raising():
     def broken(k, d_model, base):
         raise NotImplementedError("todo")
 
-    feedback = exercises.check_offset_similarity(broken)
+    feedback = ch04.check_offset_similarity(broken)
     assert not feedback.passed and "NotImplementedError" in feedback.message
 
 
 def test_check_look_back_accepts_the_backward_rotation():
-    assert exercises.check_look_back(lambda k, d: pe_lib.relative_rotation(-k, d)).passed
-    assert exercises.check_look_back(lambda k, d: pe_lib.relative_rotation(k, d).T).passed
-    assert exercises.check_look_back(lambda k, d: 2.0 * pe_lib.relative_rotation(-k, d)).passed  # any positive scale
+    assert ch04.check_look_back(lambda k, d: pe_lib.relative_rotation(-k, d)).passed
+    assert ch04.check_look_back(lambda k, d: pe_lib.relative_rotation(k, d).T).passed
+    assert ch04.check_look_back(lambda k, d: 2.0 * pe_lib.relative_rotation(-k, d)).passed  # any positive scale
 
 
 @pytest.mark.parametrize(
@@ -204,18 +173,18 @@ def test_check_look_back_accepts_the_backward_rotation():
     ],
 )
 def test_check_look_back_says_where_the_head_looks(answer, hint):
-    feedback = exercises.check_look_back(answer)
+    feedback = ch04.check_look_back(answer)
     assert not feedback.passed
     assert hint in feedback.message, feedback.message
 
 
 def test_check_look_back_reports_where_the_scores_peak():
-    feedback = exercises.check_look_back(lambda k, d: pe_lib.relative_rotation(k, d))
+    feedback = ch04.check_look_back(lambda k, d: pe_lib.relative_rotation(k, d))
     assert "q = p + 1, wanted q = p - 1" in feedback.message
-    feedback = exercises.check_look_back(lambda k, d: np.eye(d))
+    feedback = ch04.check_look_back(lambda k, d: np.eye(d))
     assert "peak at q = p," in feedback.message
 
 
 def test_check_look_back_reports_an_exception_instead_of_raising():
-    feedback = exercises.check_look_back(lambda k, d: 1 / 0)
+    feedback = ch04.check_look_back(lambda k, d: 1 / 0)
     assert not feedback.passed and "ZeroDivisionError" in feedback.message

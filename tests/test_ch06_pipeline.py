@@ -3,23 +3,15 @@
 import math
 
 import ipywidgets
-import matplotlib
-import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 import torch
 from torch import nn
 
 import pe_lib
-from pe_lib import exercises, plots, widgets
-
-matplotlib.use("Agg")
-
-
-@pytest.fixture(autouse=True)
-def _close_figures():
-    yield
-    plt.close("all")
+from pe_lib import analysis
+from pe_lib import ch06_pipeline as ch06
+from pe_lib.explorer import Explorer
 
 
 def _labelled(ax):
@@ -31,7 +23,7 @@ def _labelled(ax):
 
 def test_heatmap_row_shares_one_symmetric_colour_scale():
     panels = {"a": np.array([[1.0, -2.0], [0.5, 0.0]]), "b": np.array([[3.0, 0.0], [0.0, 0.0]])}
-    fig = plots.heatmap_row(panels, title="stages", row_labels=["x", "y"])
+    fig = ch06.heatmap_row(panels, title="stages", row_labels=["x", "y"])
     image_axes = [ax for ax in fig.axes if ax.images]
     assert len(image_axes) == 2 and len(fig.axes) == 3  # two panels and one colour bar
     for ax in image_axes:
@@ -43,11 +35,11 @@ def test_heatmap_row_shares_one_symmetric_colour_scale():
 
 def test_heatmap_row_needs_a_panel():
     with pytest.raises(ValueError, match="panels"):
-        plots.heatmap_row({}, title="nothing")
+        ch06.heatmap_row({}, title="nothing")
 
 
 def test_norms_versus_d_model_draws_one_labelled_line_per_kind():
-    fig = plots.norms_versus_d_model([16, 64], {"token": [1.0, 1.0], "PE": [2.83, 5.66]})
+    fig = ch06.norms_versus_d_model([16, 64], {"token": [1.0, 1.0], "PE": [2.83, 5.66]})
     ax = fig.axes[0]
     assert len(ax.lines) == 2 and _labelled(ax)
     assert ax.get_xscale() == "log" and ax.get_yscale() == "log"
@@ -57,7 +49,7 @@ def test_norms_versus_d_model_draws_one_labelled_line_per_kind():
 def test_near_orthogonality_has_histograms_and_angles():
     cosines = {16: np.random.default_rng(0).normal(0, 0.25, 100), 64: np.zeros(10)}
     angles = {16: np.array([30.0, 10.0]), 64: np.array([80.0])}
-    fig = plots.near_orthogonality(cosines, angles)
+    fig = ch06.near_orthogonality(cosines, angles)
     left, right = fig.axes
     assert _labelled(left) and _labelled(right)
     assert len(left.patches) == 2  # one step histogram per d_model
@@ -65,26 +57,16 @@ def test_near_orthogonality_has_histograms_and_angles():
 
 
 def test_readback_accuracy_plots_both_curves():
-    fig = plots.readback_accuracy([8, 64], [0.2, 1.0], [0.3, 1.0])
+    fig = ch06.readback_accuracy([8, 64], [0.2, 1.0], [0.3, 1.0])
     ax = fig.axes[0]
     assert len(ax.lines) == 2 and _labelled(ax)
     assert list(ax.lines[0].get_ydata()) == [0.2, 1.0]
 
 
-def test_shift_bars_with_values_on_bars():
-    shifts = {"with positions": [1.5, 0.2], "without positions": [0.0, 0.0]}
-    fig = plots.order_shift_bars(["lion", "kills"], shifts, title="shift", values_on_bars=True)
-    ax = fig.axes[0]
-    assert _labelled(ax)
-    assert [round(bar.get_height(), 6) for bar in ax.patches] == [1.5, 0.2, 0.0, 0.0]
-    assert [t.get_text() for t in ax.get_xticklabels()] == ["lion", "kills"]
-    assert "0.000" in [text.get_text() for text in ax.texts]  # values written on the bars
-
-
 def test_segment_embeddings_shows_rows_and_norms():
     segment = np.array([[3.0, 4.0], [3.0, 5.0]])
     position = np.array([[0.0, 1.0], [0.0, 2.0], [0.0, 4.0]])
-    fig = plots.segment_embeddings(segment, position)
+    fig = ch06.segment_embeddings(segment, position)
     left, right = fig.axes
     assert _labelled(left) and right.get_title() and right.get_ylabel()
     assert len(left.lines) == 3
@@ -95,38 +77,14 @@ def test_segment_embeddings_shows_rows_and_norms():
 # --- widgets -------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("d_model", [16, 256])
-def test_token_vector_norms_match_each_initialisation(d_model):
-    pe_lib_init, default_init, xavier_init = widgets.TOKEN_INITS
-    assert widgets.token_vector_norms(pe_lib_init, d_model).mean() == pytest.approx(1.0, rel=0.1)
-    assert widgets.token_vector_norms(default_init, d_model).mean() == pytest.approx(math.sqrt(d_model), rel=0.1)
-    xavier = widgets.token_vector_norms(xavier_init, d_model, vocab=1000)
-    assert xavier.mean() == pytest.approx(math.sqrt(2 * d_model / (1000 + d_model)), rel=0.1)
-    assert widgets.token_vector_norms(pe_lib_init, d_model, rows=7).shape == (7,)
-
-
-def test_token_vector_norms_xavier_bound_is_torchs():
-    table = torch.empty(500, 16)
-    nn.init.xavier_uniform_(table)
-    expected = widgets.token_vector_norms(widgets.TOKEN_INITS[2], 16, rows=500, vocab=500).mean()
-    assert table.norm(dim=1).mean().item() == pytest.approx(expected, rel=0.05)
-
-
-def test_token_vector_norms_are_reproducible_and_reject_unknown_init():
-    a = widgets.token_vector_norms(widgets.TOKEN_INITS[0], 32, seed=3)
-    assert np.array_equal(a, widgets.token_vector_norms(widgets.TOKEN_INITS[0], 32, seed=3))
-    with pytest.raises(ValueError, match="init must be one of"):
-        widgets.token_vector_norms("kaiming", 32)
-
-
 def test_norm_share_explorer_updates_its_figure():
-    explorer = widgets.NormShareExplorer(d_models=(16, 64, 512), d_model=512)
-    assert isinstance(explorer, widgets.Explorer)
+    explorer = ch06.NormShareExplorer(d_models=(16, 64, 512), d_model=512)
+    assert isinstance(explorer, Explorer)
     assert isinstance(explorer.controls["d_model"], ipywidgets.SelectionSlider)
     before = explorer.update(d_model=512)
     after = explorer.update(d_model=16)
     assert before != after and bytes(after).startswith(b"\x89PNG")
-    token, position = explorer.norms(16, widgets.TOKEN_INITS[0], True)
+    token, position = explorer.norms(16, analysis.TOKEN_INITS[0], True)
     assert [bar.get_height() for bar in explorer.bars] == pytest.approx([token, position])
     assert position == pytest.approx(math.sqrt(8))
     assert "d_model=16" in explorer.title.get_text()
@@ -134,8 +92,8 @@ def test_norm_share_explorer_updates_its_figure():
 
 
 def test_norm_share_explorer_shares():
-    explorer = widgets.NormShareExplorer(d_models=(64, 512))
-    pe_lib_init, default_init, xavier_init = widgets.TOKEN_INITS
+    explorer = ch06.NormShareExplorer(d_models=(64, 512))
+    pe_lib_init, default_init, xavier_init = analysis.TOKEN_INITS
     assert explorer.share(512, pe_lib_init, True) == pytest.approx(1 / 3, abs=0.03)
     assert explorer.share(512, pe_lib_init, False) > 0.99
     assert explorer.share(512, default_init, True) < 0.01
@@ -151,7 +109,7 @@ def _sentence(seq=6, d_model=16):
 
 def test_dropout_explorer_output_is_real_dropout():
     x = _sentence()
-    explorer = widgets.DropoutExplorer(x)
+    explorer = ch06.DropoutExplorer(x)
     y = explorer.output(0.5)
     kept = y != 0
     assert torch.allclose(y[kept], 2 * torch.from_numpy(x)[kept])
@@ -161,7 +119,7 @@ def test_dropout_explorer_output_is_real_dropout():
 
 
 def test_dropout_explorer_leaves_torch_random_state_alone():
-    explorer = widgets.DropoutExplorer(_sentence())
+    explorer = ch06.DropoutExplorer(_sentence())
     state = torch.get_rng_state()
     explorer.output(0.4)
     explorer.update(p=0.6)
@@ -169,7 +127,7 @@ def test_dropout_explorer_leaves_torch_random_state_alone():
 
 
 def test_dropout_explorer_updates_its_figure():
-    explorer = widgets.DropoutExplorer(_sentence(), p=0.1)
+    explorer = ch06.DropoutExplorer(_sentence(), p=0.1)
     assert isinstance(explorer.controls["p"], ipywidgets.FloatSlider)
     before = explorer.update(p=0.1)
     after = explorer.update(p=0.7)
@@ -180,7 +138,7 @@ def test_dropout_explorer_updates_its_figure():
 
 def test_dropout_explorer_rejects_a_batch():
     with pytest.raises(ValueError, match=r"\(seq, d_model\)"):
-        widgets.DropoutExplorer(np.zeros((2, 3, 4)))
+        ch06.DropoutExplorer(np.zeros((2, 3, 4)))
 
 
 # --- exercises: batch-first positional encoding -----------------------------------------------
@@ -261,12 +219,12 @@ class NoisyTail(Fixed):
 
 
 def test_batch_first_checker_passes_correct_modules():
-    assert exercises.check_batch_first_positional(Fixed).passed
-    assert exercises.check_batch_first_positional(lambda d, p: pe_lib.SinusoidalPositionalEncoding(d, dropout=p))
+    assert ch06.check_batch_first_positional(Fixed).passed
+    assert ch06.check_batch_first_positional(lambda d, p: pe_lib.SinusoidalPositionalEncoding(d, dropout=p))
 
 
 def test_batch_first_checker_switches_dropout_off():
-    feedback = exercises.check_batch_first_positional(lambda d, p: Fixed(d, 0.5))
+    feedback = ch06.check_batch_first_positional(lambda d, p: Fixed(d, 0.5))
     assert feedback.passed, feedback  # the checker puts the module in eval mode
 
 
@@ -286,7 +244,7 @@ def test_batch_first_checker_switches_dropout_off():
     ],
 )
 def test_batch_first_checker_names_the_mistake(module_class, hint):
-    feedback = exercises.check_batch_first_positional(module_class)
+    feedback = ch06.check_batch_first_positional(module_class)
     assert not feedback.passed
     assert hint in feedback.message, feedback.message
     assert str(feedback).startswith("[batch-first positional encoding] Not yet: ")
@@ -296,7 +254,7 @@ def test_batch_first_checker_reports_a_failing_constructor():
     def broken(emb_size, dropout):
         raise NotImplementedError("write me")
 
-    feedback = exercises.check_batch_first_positional(broken)
+    feedback = ch06.check_batch_first_positional(broken)
     assert not feedback.passed and "NotImplementedError: write me" in feedback.message
 
 
@@ -312,8 +270,8 @@ def correct_embed(ids, table):
 
 
 def test_embedding_checker_passes_the_reference_and_float64():
-    assert exercises.check_embedding_forward(correct_embed).passed
-    assert exercises.check_embedding_forward(lambda ids, table: correct_embed(ids, table.double())).passed
+    assert ch06.check_embedding_forward(correct_embed).passed
+    assert ch06.check_embedding_forward(lambda ids, table: correct_embed(ids, table.double())).passed
 
 
 def _batch_index(ids, table):
@@ -344,7 +302,7 @@ def _batch_index(ids, table):
     ],
 )
 def test_embedding_checker_names_the_mistake(function, hint):
-    feedback = exercises.check_embedding_forward(function)
+    feedback = ch06.check_embedding_forward(function)
     if hint is None:  # multiplying by 1 changes nothing: still correct
         assert feedback.passed
         return
@@ -356,12 +314,12 @@ def test_embedding_checker_reports_an_exception():
     def stub(ids, table):
         raise NotImplementedError("scale and add positions")
 
-    feedback = exercises.check_embedding_forward(stub)
+    feedback = ch06.check_embedding_forward(stub)
     assert not feedback.passed and "NotImplementedError: scale and add positions" in feedback.message
 
 
 def test_embedding_checker_leaves_torch_random_state_alone():
     state = torch.get_rng_state()
-    exercises.check_embedding_forward(correct_embed)
-    exercises.check_batch_first_positional(Fixed)
+    ch06.check_embedding_forward(correct_embed)
+    ch06.check_batch_first_positional(Fixed)
     assert torch.equal(state, torch.get_rng_state())

@@ -1,11 +1,15 @@
 """pe_lib.experiments: training leaves the caller's torch settings as they were, whatever they were."""
 
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
 import pytest
 import torch
 
 from pe_lib import experiments
-
-TINY = experiments.Config(steps=3, batch_size=4, d_model=16, num_heads=2, num_layers=1, dim_feedforward=16)
 
 
 @pytest.mark.parametrize("context", [torch.no_grad, torch.inference_mode])
@@ -44,3 +48,224 @@ def test_shift_targets_point_back_by_the_shift_and_ignore_the_first_positions():
     targets = experiments.task_targets(tokens, shift=4)
     assert targets[:, :4].eq(experiments.IGNORE).all()
     assert targets[:, 4].tolist() == [0, 5]
+
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+TINY = experiments.Config(
+    shift=2,
+    vocab_size=6,
+    train_len=5,
+    test_len=8,
+    d_model=8,
+    num_heads=2,
+    num_layers=1,
+    dim_feedforward=16,
+    steps=6,
+    batch_size=4,
+    eval_size=6,
+)
+
+
+def test_shift_targets_copy_the_token_k_places_earlier():
+    tokens = torch.tensor([[5, 1, 4, 2, 3], [0, 0, 1, 1, 2]])
+    targets = experiments.task_targets(tokens, "shift", shift=2)
+    ignore = experiments.IGNORE
+    assert targets.tolist() == [[ignore, ignore, 5, 1, 4], [ignore, ignore, 0, 0, 1]]
+    assert tokens.tolist() == [[5, 1, 4, 2, 3], [0, 0, 1, 1, 2]]  # unchanged
+
+
+def test_reverse_targets_read_the_sequence_backwards():
+    tokens = torch.tensor([[1, 2, 3, 4]])
+    assert experiments.task_targets(tokens, "reverse").tolist() == [[4, 3, 2, 1]]
+
+
+@pytest.mark.parametrize(
+    ("tokens", "task", "error"),
+    [
+        (torch.zeros(3, dtype=torch.long), "shift", ValueError),
+        ([[1, 2]], "shift", ValueError),
+        (torch.zeros(2, 3, dtype=torch.long), "rotate", ValueError),
+    ],
+)
+def test_task_targets_reject_bad_input(tokens, task, error):
+    with pytest.raises(error):
+        experiments.task_targets(tokens, task)
+
+
+def test_make_batch_is_reproducible_and_in_range():
+    first = experiments.make_batch(TINY, 3, 7, torch.Generator().manual_seed(1))
+    second = experiments.make_batch(TINY, 3, 7, torch.Generator().manual_seed(1))
+    assert all(torch.equal(a, b) for a, b in zip(first, second, strict=True))
+    tokens, targets = first
+    assert tokens.shape == targets.shape == (3, 7) and tokens.dtype == torch.int64
+    assert int(tokens.min()) >= 0 and int(tokens.max()) < TINY.vocab_size
+    assert torch.equal(targets, experiments.task_targets(tokens, "shift", shift=TINY.shift))
+
+
+def test_order_blind_guess_is_the_most_common_other_token():
+    tokens = torch.tensor([[3, 3, 1, 3, 1, 2]])
+    guess = experiments.order_blind_guess(tokens)
+    assert guess.shape == tokens.shape
+    # at a 3 the others hold two 3s and two 1s (tie -> smaller id 1); elsewhere 3 is the most common
+    assert guess.tolist() == [[1, 1, 3, 1, 3, 3]]
+    # it cannot see order: permuting the sequence permutes the guesses
+    order = torch.tensor([5, 2, 0, 4, 1, 3])
+    assert torch.equal(experiments.order_blind_guess(tokens[:, order]), guess[:, order])
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {"test_len": 5},
+        {"shift": 16},
+        {"d_model": 10, "num_heads": 4},
+        {"task": "sort"},
+        {"steps": 0},
+        {"lr": 0.0},
+        {"batch_size": True},
+    ],
+)
+def test_config_rejects_bad_settings(changes):
+    fields = {**experiments.Config().__dict__, **changes}
+    with pytest.raises((ValueError, TypeError)):
+        experiments.Config(**fields)
+
+
+@pytest.mark.parametrize("positional", experiments.VARIANTS)
+def test_tiny_encoder_maps_tokens_to_logits(positional):
+    torch.manual_seed(0)
+    model = experiments.build_model(positional, TINY)
+    tokens = torch.randint(0, TINY.vocab_size, (3, TINY.test_len))
+    assert model(tokens).shape == (3, TINY.test_len, TINY.vocab_size)
+    table = experiments.position_table(model)
+    if positional == "none":
+        assert table is None
+    else:
+        assert table.shape[1] == TINY.d_model and table.shape[0] >= TINY.test_len
+
+
+def test_learned_model_refuses_positions_past_its_table():
+    model = experiments.build_model("learned", TINY)
+    with pytest.raises(ValueError, match="max_len=8"):
+        model(torch.zeros(1, TINY.test_len + 1, dtype=torch.long))
+
+
+def test_without_positions_the_encoder_is_permutation_equivariant():
+    torch.manual_seed(0)
+    model = experiments.build_model("none", TINY).eval()
+    tokens = torch.randint(0, TINY.vocab_size, (2, 7))
+    order = torch.randperm(7)
+    with torch.no_grad():
+        assert torch.allclose(model(tokens[:, order]), model(tokens)[:, order], atol=1e-5)
+
+
+def test_training_is_deterministic_and_leaves_the_caller_state_alone():
+    torch.manual_seed(123)
+    expected_next = torch.rand(3)
+    torch.manual_seed(123)
+    threads, deterministic = torch.get_num_threads(), torch.are_deterministic_algorithms_enabled()
+    calls = []
+    first = experiments.train("learned", TINY, seed=3, progress=lambda *args: calls.append(args))
+    assert torch.equal(torch.rand(3), expected_next)  # the caller's RNG stream is untouched
+    assert torch.get_num_threads() == threads and torch.are_deterministic_algorithms_enabled() == deterministic
+    second = experiments.train("learned", TINY, seed=3)
+    assert np.array_equal(first.losses, second.losses) and first.losses.shape == (TINY.steps,)
+    for (name, a), (_, b) in zip(first.model.state_dict().items(), second.model.state_dict().items(), strict=True):
+        assert torch.equal(a, b), name
+    assert [c[0] for c in calls] == [TINY.steps]  # every 10 steps and at the end; here only the end
+    assert calls[-1][1] == TINY.steps and np.isclose(calls[-1][2], first.losses[-1])
+    other = experiments.train("learned", TINY, seed=4)
+    assert not np.array_equal(first.losses, other.losses)
+    assert not first.model.training and first.seconds > 0
+
+
+def test_train_rejects_an_unknown_variant():
+    with pytest.raises(ValueError, match="positional"):
+        experiments.train("rotary", TINY)
+
+
+def test_evaluate_reports_accuracies_on_fixed_test_sets():
+    trained = experiments.train("sinusoidal", TINY, seed=0)
+    result = experiments.evaluate(trained)
+    assert result == experiments.evaluate(trained)
+    for metric in experiments.METRICS:
+        assert 0.0 <= result[metric] <= 1.0
+    per_position = result["per_position"]
+    assert len(per_position) == TINY.test_len
+    assert per_position[: TINY.shift] == [None] * TINY.shift  # no target there
+    assert all(0.0 <= a <= 1.0 for a in per_position[TINY.shift :])
+    seen = np.mean(per_position[TINY.shift : TINY.train_len])
+    assert np.isclose(seen, result["longer_seen"])  # same number of sequences per position
+    assert np.isclose(np.mean(per_position[TINY.train_len :]), result["longer_unseen"])
+
+
+def test_baselines_are_chance_and_the_order_blind_guess():
+    levels = experiments.baselines(TINY)
+    assert levels["chance"] == pytest.approx(1 / TINY.vocab_size)
+    for value in levels["order_blind"].values():
+        assert levels["chance"] < value < 1.0
+
+
+def test_sweep_summarises_every_variant_and_seed_and_is_reproducible():
+    seen = []
+    results = experiments.run_sweep(TINY, seeds=(0, 1), progress=lambda done, total, run: seen.append((done, total)))
+    assert seen == [(i, 6) for i in range(1, 7)]
+    assert [(r["positional"], r["seed"]) for r in results["runs"]] == [
+        (v, s) for v in experiments.VARIANTS for s in (0, 1)
+    ]
+    assert set(results["summary"]) == set(experiments.VARIANTS)
+    for variant, metrics in results["summary"].items():
+        values = [r["in_distribution"] for r in results["runs"] if r["positional"] == variant]
+        stats = metrics["in_distribution"]
+        assert stats["mean"] == pytest.approx(np.mean(values), abs=1e-6)
+        assert stats["std"] == pytest.approx(np.std(values, ddof=1), abs=1e-6)
+        assert stats["min"] <= stats["mean"] <= stats["max"]
+        assert len(metrics["per_position_mean"]) == TINY.test_len
+    assert results["config"]["steps"] == TINY.steps and results["seeds"] == [0, 1]
+    text = experiments.results_json(results)
+    assert json.loads(text) == results
+    assert experiments.results_json(experiments.run_sweep(TINY, seeds=(0, 1))) == text
+
+
+def test_summary_of_one_seed_has_zero_spread():
+    run = {"positional": "none", "per_position": [None, 0.5], **dict.fromkeys(experiments.METRICS, 0.25)}
+    summary = experiments.summarize([run])
+    assert summary["none"]["longer_unseen"] == {"mean": 0.25, "std": 0.0, "min": 0.25, "max": 0.25}
+    assert summary["none"]["per_position_mean"] == [None, 0.5]
+
+
+def test_main_writes_the_results_file_and_checks_it(tmp_path, monkeypatch, capsys):
+    real = experiments.run_sweep
+    monkeypatch.setattr(experiments, "run_sweep", lambda **kw: real(TINY, **kw))
+    out = tmp_path / "results.json"
+    assert experiments.main(["--seeds", "0", "--out", str(out)]) == 0
+    assert json.loads(out.read_text())["seeds"] == [0]
+    assert experiments.main(["--seeds", "0", "--out", str(out), "--check"]) == 0
+    out.write_text("{}\n")
+    assert experiments.main(["--seeds", "0", "--out", str(out), "--check"]) == 1
+    printed = capsys.readouterr().out
+    assert "identical to" in printed and "DIFFERS from" in printed and "in_distribution" in printed
+
+
+def test_the_sweep_has_one_entry_point_python_dash_m():
+    run = subprocess.run([sys.executable, "-m", "pe_lib.experiments", "--help"], capture_output=True, text=True)
+    assert run.returncode == 0 and "--check" in run.stdout
+    assert not (ROOT / "scripts" / "run_experiment.py").exists()
+
+
+def test_committed_results_cover_every_variant_with_at_least_three_seeds():
+    results = experiments.load_results()
+    assert results == json.loads((ROOT / "pe_lib" / "data" / "learned_vs_fixed.json").read_text())
+    assert len(results["seeds"]) >= 3
+    assert results["config"] == experiments.Config().__dict__
+    assert {(r["positional"], r["seed"]) for r in results["runs"]} == {
+        (v, s) for v in experiments.VARIANTS for s in results["seeds"]
+    }
+    summary, chance = results["summary"], results["baselines"]["chance"]
+    for variant in ("learned", "sinusoidal"):
+        assert summary[variant]["in_distribution"]["min"] > 0.98
+        assert summary[variant]["longer_unseen"]["mean"] < chance + 0.05
+    blind = results["baselines"]["order_blind"]["in_distribution"]
+    assert summary["none"]["in_distribution"]["max"] < blind + 0.03

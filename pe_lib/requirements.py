@@ -2,36 +2,31 @@
 
 A candidate is any function `encode(n, d_model)` that returns the (n, d_model) table of
 positions 0..n-1, like `pe_lib.integer_encoding` or `pe_lib.sinusoidal_encoding`. Each test
-runs the candidate at a few lengths, measures one thing and returns a `Verdict`: passed or
+runs the candidate at a few lengths, measures one thing and returns a `Feedback` (pe_lib.grading): passed or
 not, with the number it measured as evidence. `requirements_table` runs every test on every
 candidate, so the course's table of requirements is computed, never typed by hand.
 
 A finite test cannot prove a property for every length; it can catch a candidate failing it.
 The lengths are small on purpose (defaults: d_model=8, a "training length" of 64, and 1024 for
 "beyond"), so a full table takes milliseconds.
+
+Used in notebook 02.
 """
 
 import inspect
-from dataclasses import dataclass
 
 import numpy as np
 
+from .grading import Feedback
+
+
+def _verdict(passed, evidence):
+    """A requirement test's outcome: a Feedback without an exercise name."""
+    return Feedback(None, passed, evidence)
+
+
 # Relative tolerance for "the same number": far above float64 rounding, far below any real difference.
 _RTOL = 1e-9
-
-
-@dataclass(frozen=True)
-class Verdict:
-    """The outcome of one test: passed or not, and what was measured."""
-
-    passed: bool
-    evidence: str
-
-    def __bool__(self):
-        return self.passed
-
-    def __str__(self):
-        return f"{'pass' if self.passed else 'FAIL'}: {self.evidence}"
 
 
 class _Raised(Exception):
@@ -58,7 +53,7 @@ def _same(a, b):
 def _g(x):
     """A number for evidence text: 4 significant digits, thousands separated.
 
-    Sizes below the checklist's tolerance are rounding, which differs from one CPU to the next:
+    Sizes below the tolerance of these tests are rounding, which differs from one CPU to the next:
     they print as 0, so the evidence reads the same on every machine.
     """
     x = float(x)
@@ -85,12 +80,12 @@ def unique(encode, *, d_model=8, n=64):
     try:
         table = _table(encode, n, d_model)
     except _Raised as error:
-        return Verdict(False, str(error))
+        return _verdict(False, str(error))
     squared = np.sum((table[:, None, :] - table[None, :, :]) ** 2, axis=-1)
     squared[np.diag_indices(n)] = np.inf
     closest = float(np.sqrt(squared.min())) if n > 1 else np.inf
     scale = max(1.0, float(np.max(np.abs(table))))
-    return Verdict(closest > _RTOL * scale, f"closest two of {n} rows are {_g(closest)} apart")
+    return _verdict(closest > _RTOL * scale, f"closest two of {n} rows are {_g(closest)} apart")
 
 
 def bounded(encode, *, d_model=8, train_len=64, test_len=1024):
@@ -106,16 +101,16 @@ def bounded(encode, *, d_model=8, train_len=64, test_len=1024):
             table = _table(encode, n, d_model)
         except _Raised as error:
             if not lengths:
-                return Verdict(False, str(error))
+                return _verdict(False, str(error))
             break
         lengths.append(n)
         largest.append(float(np.max(np.abs(table))))
     if len(lengths) < 2:
-        return Verdict(False, f"cannot produce a table longer than n={train_len}")
+        return _verdict(False, f"cannot produce a table longer than n={train_len}")
     passed = all(np.isfinite(largest)) and largest[-1] <= largest[0] * (1 + _RTOL) + _RTOL
     note = "" if lengths[-1] == test_len else " (the longest it allows)"
     evidence = f"max |value| {_g(largest[0])} at n={lengths[0]}, {_g(largest[-1])} at n={lengths[-1]}{note}"
-    return Verdict(passed, evidence)
+    return _verdict(passed, evidence)
 
 
 def length_independent(encode, *, d_model=8, train_len=64):
@@ -124,10 +119,10 @@ def length_independent(encode, *, d_model=8, train_len=64):
         short = _table(encode, train_len, d_model)
         long = _table(encode, 2 * train_len, d_model)
     except _Raised as error:
-        return Verdict(False, str(error))
+        return _verdict(False, str(error))
     change = float(np.max(np.abs(long[:train_len] - short)))
     where = f"positions 0..{train_len - 1} at n={train_len} vs n={2 * train_len}"
-    return Verdict(_same(long[:train_len], short), f"{where}: largest change {_g(change)}")
+    return _verdict(_same(long[:train_len], short), f"{where}: largest change {_g(change)}")
 
 
 def _per_offset(encode, d_model, train_len, max_offset, measure):
@@ -148,9 +143,9 @@ def _offset_verdict(ranges, what):
     failing = [(high - low, offset, low, high) for offset, low, high in ranges if not _same(low, high)]
     if not failing:
         _, low, _ = ranges[0]
-        return Verdict(True, f"one {what} per offset 1..{len(ranges)} (offset 1: {_g(low)})")
+        return _verdict(True, f"one {what} per offset 1..{len(ranges)} (offset 1: {_g(low)})")
     _, offset, low, high = max(failing)
-    return Verdict(False, f"positions {offset} apart: {what} from {_g(low)} to {_g(high)}")
+    return _verdict(False, f"positions {offset} apart: {what} from {_g(low)} to {_g(high)}")
 
 
 def consistent_distance(encode, *, d_model=8, train_len=64, max_offset=8):
@@ -161,7 +156,7 @@ def consistent_distance(encode, *, d_model=8, train_len=64, max_offset=8):
     try:
         ranges = _per_offset(encode, d_model, train_len, max_offset, lambda a, b: np.linalg.norm(b - a, axis=1))
     except _Raised as error:
-        return Verdict(False, str(error))
+        return _verdict(False, str(error))
     return _offset_verdict(ranges, "distance")
 
 
@@ -175,16 +170,16 @@ def defined_beyond(encode, *, d_model=8, train_len=64, test_len=1024):
         short = _table(encode, train_len, d_model)
         long = _table(encode, test_len, d_model)
     except _Raised as error:
-        return Verdict(False, str(error))
+        return _verdict(False, str(error))
     if not np.all(np.isfinite(long)):
-        return Verdict(False, f"n={test_len} gives non-finite values")
+        return _verdict(False, f"n={test_len} gives non-finite values")
     if not _same(long[:train_len], short):
         change = float(np.max(np.abs(long[:train_len] - short)))
-        return Verdict(False, f"at n={test_len} the first {train_len} positions move by up to {_g(change)}")
+        return _verdict(False, f"at n={test_len} the first {train_len} positions move by up to {_g(change)}")
     distinct = _distinct_rows(long)
     if distinct < test_len:
-        return Verdict(False, f"n={test_len} gives only {distinct} distinct rows")
-    return Verdict(True, f"n={test_len}: {test_len} distinct finite rows, the first {train_len} unchanged")
+        return _verdict(False, f"n={test_len} gives only {distinct} distinct rows")
+    return _verdict(True, f"n={test_len}: {test_len} distinct finite rows, the first {train_len} unchanged")
 
 
 def deterministic(encode, *, d_model=8, train_len=64):
@@ -193,11 +188,11 @@ def deterministic(encode, *, d_model=8, train_len=64):
         first = _table(encode, train_len, d_model)
         second = _table(encode, train_len, d_model)
     except _Raised as error:
-        return Verdict(False, str(error))
+        return _verdict(False, str(error))
     if np.array_equal(first, second):
-        return Verdict(True, "two calls give identical tables")
+        return _verdict(True, "two calls give identical tables")
     change = float(np.max(np.abs(first - second)))
-    return Verdict(False, f"two calls differ by up to {_g(change)}")
+    return _verdict(False, f"two calls differ by up to {_g(change)}")
 
 
 def offset_only_similarity(encode, *, d_model=8, train_len=64, max_offset=8):
@@ -208,7 +203,7 @@ def offset_only_similarity(encode, *, d_model=8, train_len=64, max_offset=8):
     try:
         ranges = _per_offset(encode, d_model, train_len, max_offset, lambda a, b: np.sum(a * b, axis=1))
     except _Raised as error:
-        return Verdict(False, str(error))
+        return _verdict(False, str(error))
     return _offset_verdict(ranges, "dot product")
 
 
@@ -228,7 +223,7 @@ class RequirementsTable:
     """Verdicts of every requirement for every candidate; prints as a grid of pass/FAIL."""
 
     def __init__(self, verdicts, settings):
-        self.verdicts = verdicts  # {candidate: {requirement: Verdict}}
+        self.verdicts = verdicts  # {candidate: {requirement: _verdict}}
         self.settings = settings
 
     @property
@@ -292,23 +287,3 @@ def requirements_table(candidates, *, d_model=8, train_len=64, test_len=1024, ma
             row[requirement] = test(encode, **{k: v for k, v in options.items() if k in accepted})
         verdicts[name] = row
     return RequirementsTable(verdicts, options)
-
-
-def offset_profile(table):
-    """How similar positions k apart are, for every offset k: the dot product per dimension.
-
-    table: (n, d). Returns (offsets, mean, low, high), each of shape (n,): for offset k the
-    mean, smallest and largest of PE(p) . PE(p+k) / d over all p. A narrow band (low == high)
-    means the similarity depends on the offset only, not on where the pair sits.
-    """
-    table = np.asarray(table, dtype=float)
-    if table.ndim != 2 or table.shape[0] == 0:
-        raise ValueError(f"table must have shape (n, d) with n >= 1, got {table.shape}")
-    n, d = table.shape
-    similarity = table @ table.T / d
-    offsets = np.arange(n)
-    mean, low, high = np.empty(n), np.empty(n), np.empty(n)
-    for k in offsets:
-        diagonal = np.diagonal(similarity, k)
-        mean[k], low[k], high[k] = diagonal.mean(), diagonal.min(), diagonal.max()
-    return offsets, mean, low, high

@@ -94,3 +94,27 @@ def real_array(name, value, ndim):
         bad = array[~np.isfinite(array)][0]
         raise ValueError(f"{name} must be finite, got a value {bad}")
     return array
+
+
+def one_of(name, value, allowed):
+    """Return `value` if it is one of `allowed` (any values, e.g. a slider's options)."""
+    if isinstance(value, bool) or value not in tuple(allowed):
+        raise ValueError(f"{name} must be one of {tuple(allowed)}, got {value!r}")
+    return value
+
+
+def int_in_range(name, value, low, high):
+    """Return `value` as an int if it is an integer with low <= value <= high (bools are rejected)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an int from {low} to {high}, got {value!r} ({type(value).__name__})")
+    if not low <= value <= high:
+        raise ValueError(f"{name} must be an int from {low} to {high}, got {value}")
+    return int(value)
+
+
+def fraction(name, value, *, below_one=False):
+    """Return `value` as a float in [0, 1] ([0, 1) with below_one)."""
+    value = finite_real(name, value)
+    if not 0.0 <= value <= 1.0 or (below_one and value == 1.0):
+        raise ValueError(f"{name} must be in [0, {'1)' if below_one else '1]'}, got {value}")
+    return value

@@ -1,0 +1,116 @@
+"""Measures of a position table: how similar positions are, by offset and in a 2-D picture.
+
+Every chapter that looks at a table (02's requirements, 04's pendulums, 05's learned tables,
+06's norms) measures it here, so one measure has one definition. NumPy only; shapes in the
+docstrings: a table is (n, d), one row per position.
+"""
+
+import numpy as np
+
+from . import _validate, encodings
+
+
+def _table(table):
+    table = _validate.real_array("table", table, 2)
+    if table.shape[0] < 1 or table.shape[1] < 1:
+        raise ValueError(f"table must have at least one row and one column, got shape {table.shape}")
+    return table
+
+
+def cosine_similarity(table):
+    """Cosine similarity of every pair of rows: table (n, d) -> (n, n), entry [p, q] = cos(angle(row p, row q)).
+
+    A zero row has no direction: its similarities are 0 (and 1 with itself).
+    """
+    table = _table(table)
+    norms = np.linalg.norm(table, axis=1, keepdims=True)
+    unit = np.divide(table, norms, out=np.zeros_like(table), where=norms > 0)
+    similarity = unit @ unit.T
+    np.fill_diagonal(similarity, 1.0)
+    return similarity
+
+
+def similarity_by_offset(table, max_offset=None):
+    """Mean cosine similarity of rows k apart: table (n, d) -> (max_offset + 1,), entry k = mean_p cos(row p, row p+k).
+
+    Entry 0 is 1. max_offset defaults to n - 1 (each offset k averages n - k pairs).
+    """
+    similarity = cosine_similarity(table)
+    n = similarity.shape[0]
+    max_offset = n - 1 if max_offset is None else _validate.count("max_offset", max_offset)
+    if max_offset >= n:
+        raise ValueError(f"max_offset must be smaller than the number of rows {n}, got {max_offset}")
+    return np.array([np.diagonal(similarity, k).mean() for k in range(max_offset + 1)])
+
+
+def pca_2d(table):
+    """The rows of table (n, d) projected on their two main directions: (n, 2), and the variance share (2,).
+
+    Centres the rows, takes the SVD, returns (coordinates, explained), where explained[j] is the
+    fraction of the total variance along direction j. The sign of each axis is arbitrary (fixed
+    here so that the first row has non-positive coordinates).
+    """
+    table = _table(table)
+    if table.shape[0] < 2 or table.shape[1] < 2:
+        raise ValueError(f"table must have at least 2 rows and 2 columns for a 2-D projection, got {table.shape}")
+    centred = table - table.mean(axis=0)
+    u, s, _ = np.linalg.svd(centred, full_matrices=False)
+    coordinates = u[:, :2] * s[:2]
+    coordinates *= np.where(coordinates[0] > 0, -1.0, 1.0)
+    total = float(np.sum(s**2))
+    explained = s[:2] ** 2 / total if total > 0 else np.zeros(2)
+    return coordinates, explained
+
+
+def offset_profile(table):
+    """How similar positions k apart are, for every offset k: the dot product per dimension.
+
+    table: (n, d). Returns (offsets, mean, low, high), each of shape (n,): for offset k the
+    mean, smallest and largest of PE(p) . PE(p+k) / d over all p. A narrow band (low == high)
+    means the similarity depends on the offset only, not on where the pair sits.
+    """
+    table = _table(table)
+    n, d = table.shape
+    similarity = table @ table.T / d
+    offsets = np.arange(n)
+    mean, low, high = np.empty(n), np.empty(n), np.empty(n)
+    for k in offsets:
+        diagonal = np.diagonal(similarity, k)
+        mean[k], low[k], high[k] = diagonal.mean(), diagonal.min(), diagonal.max()
+    return offsets, mean, low, high
+
+
+def cos_sum(offsets, d_model, *, base=10000.0):
+    """PE(p)·PE(p+k) of the sinusoidal encoding in closed form, for each offset k: (len(offsets),).
+
+    Each sin/cos pair adds sin(pw)sin((p+k)w) + cos(pw)cos((p+k)w) = cos(kw), whatever p is, so
+    the dot product is the sum over pairs of cos(k w_i): it depends on the gap k alone.
+    """
+    offsets = _validate.real_array("offsets", np.atleast_1d(offsets), ndim=1)
+    return np.cos(np.multiply.outer(offsets, encodings.frequencies(d_model, base=base))).sum(axis=-1)
+
+
+TOKEN_INITS = ("pe_lib: N(0, 1/d)", "nn.Embedding default: N(0, 1)", "xavier_uniform, vocab 37000")
+
+
+def token_vector_norms(init, d_model, *, rows=256, vocab=37000, seed=0):
+    """Norms of `rows` freshly initialised token vectors of size d_model, before any scaling.
+
+    init: one of "pe_lib: N(0, 1/d)" (pe_lib.TransformerEmbedding), "nn.Embedding default:
+    N(0, 1)" (torch's default, kept by The Annotated Transformer's Embeddings class) or
+    "xavier_uniform, vocab 37000" (what nn.init.xavier_uniform_ draws for a (vocab, d_model)
+    table, as The Annotated Transformer's make_model does). Returns an array (rows,).
+    """
+
+    rng = np.random.default_rng(seed)
+    if init == TOKEN_INITS[0]:
+        table = rng.normal(0.0, d_model**-0.5, size=(rows, d_model))
+    elif init == TOKEN_INITS[1]:
+        table = rng.normal(0.0, 1.0, size=(rows, d_model))
+    elif init == TOKEN_INITS[2]:
+        bound = (6.0 / (vocab + d_model)) ** 0.5
+        table = rng.uniform(-bound, bound, size=(rows, d_model))
+    else:
+        options = ", ".join(repr(name) for name in TOKEN_INITS)
+        raise ValueError(f"init must be one of {options}, got {init!r}")
+    return np.linalg.norm(table, axis=1)

@@ -1,0 +1,415 @@
+"""Learned versus fixed positions (used in notebook 05).
+
+Its figures, its explorers and the graders of its exercises.
+"""
+
+import ipywidgets as widgets
+import matplotlib as mpl
+import matplotlib.pyplot as plt
+import numpy as np
+import torch
+
+from . import _validate, analysis, encodings, experiments
+from .data import load_minilm_embeddings
+from .explorer import Explorer
+from .figures import floats, heatmap, new_axes, style_figsize
+from .grading import Feedback, as_numbers, run_safely, tolerance_for
+
+_VARIANT_COLOURS = {"none": "tab:gray", "learned": "tab:orange", "sinusoidal": "tab:blue"}
+
+
+_METRIC_LABELS = {
+    "in_distribution": "in distribution\n(train length)",
+    "longer_seen": "longer sequences:\ntrained positions",
+    "longer_unseen": "longer sequences:\nnew positions",
+}
+
+
+def position_projection(coordinates, *, title, explained=None, first_position=0, join=False, ax=None):
+    """Positions projected to 2-D (e.g. pe_lib.analysis.pca_2d): one point per position, coloured by position.
+
+    coordinates: (n, 2), row j is position first_position + j. explained: the variance share of
+    the two axes (2,), shown in the axis labels. join=True also draws a thin line through the
+    positions in order.
+    """
+    coordinates = floats(coordinates)
+    fig, ax = new_axes(ax)
+    positions = first_position + np.arange(coordinates.shape[0])
+    if join:
+        ax.plot(coordinates[:, 0], coordinates[:, 1], color="0.75", lw=0.6, zorder=1)
+    points = ax.scatter(coordinates[:, 0], coordinates[:, 1], c=positions, cmap="viridis", s=8, zorder=2)
+    fig.colorbar(points, ax=ax, label="position")
+    labels = ("direction 1", "direction 2")
+    if explained is not None:
+        labels = tuple(
+            f"{label} ({100 * share:.0f}% of variance)" for label, share in zip(labels, explained, strict=True)
+        )
+    ax.set(title=title, xlabel=labels[0], ylabel=labels[1])
+    return fig
+
+
+def _ordered_variants(names):
+    known = [v for v in _VARIANT_COLOURS if v in names]
+    return known + [v for v in names if v not in known]
+
+
+def accuracy_comparison(results, *, title, ax=None):
+    """Accuracy of each positional variant (bars: mean over seeds, error bars: std, dots: single seeds).
+
+    results: a dict like pe_lib.experiments.run_sweep / load_results returns ("summary", "runs",
+    "baselines"). Dashed: chance (1 / vocabulary); dotted: the order-blind guess for the
+    sequence length of each group of bars.
+    """
+    fig, ax = new_axes(ax)
+    summary, runs = results["summary"], results["runs"]
+    metrics = list(_METRIC_LABELS)
+    variants = _ordered_variants(list(summary))
+    width = 0.8 / len(variants)
+    for j, variant in enumerate(variants):
+        x = np.arange(len(metrics)) + (j - (len(variants) - 1) / 2) * width
+        means = [summary[variant][m]["mean"] for m in metrics]
+        stds = [summary[variant][m]["std"] for m in metrics]
+        colour = _VARIANT_COLOURS.get(variant)
+        ax.bar(x, means, width * 0.9, yerr=stds, capsize=4, color=colour, alpha=0.8, label=variant)
+        for k, metric in enumerate(metrics):
+            values = [run[metric] for run in runs if run["positional"] == variant]
+            ax.plot(np.full(len(values), x[k]), values, "o", ms=3, color="k", zorder=3)
+    chance = results["baselines"]["chance"]
+    blind = results["baselines"]["order_blind"]
+    ax.axhline(chance, color="crimson", ls="--", lw=1, label=f"chance 1/vocab = {chance:.4f}")
+    levels = [blind["in_distribution"] if m == "in_distribution" else blind["longer"] for m in metrics]
+    ax.hlines(levels, np.arange(len(metrics)) - 0.45, np.arange(len(metrics)) + 0.45, color="0.2", ls=":", lw=1.5)
+    ax.plot([], [], color="0.2", ls=":", lw=1.5, label="order-blind guess")
+    ax.set_xticks(np.arange(len(metrics)))
+    ax.set_xticklabels([_METRIC_LABELS[m] for m in metrics])
+    ax.set_yticks(np.linspace(0, 1, 6))
+    seeds = len(results.get("seeds", [])) or 1
+    ax.set(title=title, ylabel=f"token accuracy (mean ± std, {seeds} seeds)", ylim=(0, 1.32))
+    ax.grid(False, axis="x")
+    ax.legend(loc="upper center", fontsize=8, ncols=3)
+    return fig
+
+
+def accuracy_by_position(per_position, *, train_len, chance, title, ax=None):
+    """Accuracy at each position of the longer test sequences, one line per variant; shaded: never trained.
+
+    per_position: dict variant -> list of accuracies (None where the position has no target).
+    The learned line is drawn wide underneath, so that it stays visible where it coincides with another.
+    """
+    fig, ax = new_axes(ax)
+    for variant in _ordered_variants(list(per_position)):
+        values = np.array([np.nan if v is None else v for v in per_position[variant]], dtype=float)
+        ax.plot(
+            np.arange(values.size),
+            values,
+            "o-",
+            ms=6 if variant == "learned" else 3,
+            lw=3.5 if variant == "learned" else 1.4,
+            alpha=0.7 if variant == "learned" else 1.0,
+            color=_VARIANT_COLOURS.get(variant),
+            label=variant,
+        )
+        length = values.size
+    ax.axvspan(train_len - 0.5, length - 0.5, color="0.92", zorder=0, label="positions never seen in training")
+    ax.axhline(chance, color="crimson", ls="--", lw=1, label="chance")
+    ax.set(title=title, xlabel="position in the test sequence", ylabel="token accuracy", ylim=(0, 1.05))
+    ax.legend(loc="center left", fontsize=8)
+    return fig
+
+
+def loss_curves(losses, *, title, chance_loss=None, ax=None):
+    """Training loss (log scale) against the step, one line per label: losses is dict label -> (steps,)."""
+    fig, ax = new_axes(ax)
+    for label, values in losses.items():
+        ax.semilogy(
+            np.arange(1, len(values) + 1),
+            floats(values),
+            color=_VARIANT_COLOURS.get(label),
+            lw=1,
+            label=label,
+        )
+    if chance_loss is not None:
+        ax.axhline(
+            chance_loss, color="crimson", ls="--", lw=1, label=f"guessing uniformly: ln(vocab) = {chance_loss:.2f}"
+        )
+    ax.set(title=title, xlabel="training step", ylabel="cross-entropy loss (log scale)")
+    ax.legend(fontsize=8)
+    return fig
+
+
+def learned_table_after_training(table, *, train_len, title):
+    """A trained position table: heatmap (rows = positions) and the norm of each row; rows past train_len untrained."""
+    table = floats(table)
+    fig, (left, right) = plt.subplots(
+        1, 2, figsize=style_figsize(9.0, 3.6), width_ratios=[1.6, 1.0], layout="constrained"
+    )
+    heatmap(table, title="the table (rows = positions)", colorbar_label="value", ax=left)
+    left.axhline(train_len - 0.5, color="k", lw=1.2)
+    left.text(table.shape[1] - 1, train_len + 0.5, "never trained ↓", ha="right", va="top", fontsize=9)
+    norms = np.linalg.norm(table, axis=1)
+    colours = np.where(np.arange(table.shape[0]) < train_len, "tab:orange", "0.6")
+    right.barh(np.arange(table.shape[0]), norms, color=colours)
+    right.invert_yaxis()
+    right.yaxis.set_major_locator(mpl.ticker.MaxNLocator(integer=True))
+    right.set(title="length of each row", xlabel="‖row‖", ylabel="position")
+    fig.suptitle(title)
+    return fig
+
+
+def tables_side_by_side(
+    tables, *, title, first_row=0, limit=None, xlabel="dimension", ylabel="position", colorbar_label="value"
+):
+    """Several tables (name -> 2-D array) as images side by side, each with its own colour bar.
+
+    first_row: the row index of the tables' first row (for the y axis). limit: a fixed colour
+    range ±limit for all (e.g. 1 for cosines); by default each image uses ±(99th percentile of |value|)
+    so that one outlying entry does not wash out the rest.
+    """
+    fig, axes = plt.subplots(
+        1, len(tables), figsize=style_figsize(4.6 * len(tables), 3.8), layout="constrained", squeeze=False
+    )
+    for ax, (name, table) in zip(axes[0], tables.items(), strict=True):
+        table = floats(table)
+        high = limit if limit is not None else float(np.quantile(np.abs(table), 0.99)) or 1.0
+        extent = (-0.5, table.shape[1] - 0.5, first_row + table.shape[0] - 0.5, first_row - 0.5)
+        image = ax.imshow(table, aspect="auto", interpolation="nearest", vmin=-high, vmax=high, extent=extent)
+        label = colorbar_label if limit is not None else f"{colorbar_label} (colours clipped at 99th pct)"
+        fig.colorbar(image, ax=ax, label=label)
+        ax.set(title=name, xlabel=xlabel, ylabel=ylabel)
+        ax.grid(False)
+    fig.suptitle(title)
+    return fig
+
+
+class PositionSimilarityExplorer(Explorer):
+    """Cosine similarity of one position to its neighbourhood, in several position tables side by side.
+
+    tables: dict name -> (n, d) table (e.g. MiniLM's learned positions and the sinusoidal
+    encoding of the same size). Sliders: the position p and the half-width of the window shown.
+    The x axis is the offset q - p, so moving p keeps the axes still (p itself sits at 0).
+    After each update, `neighbour_similarity[name]` is the mean cosine of row p with rows p ± 1.
+    """
+
+    WINDOWS = (8, 16, 32, 64, 128, 256, 512)
+
+    def __init__(self, tables=None, *, position=100, window=64):
+        if tables is None:  # as notebook 05: MiniLM's learned table next to the sinusoid of its size
+            learned = load_minilm_embeddings()["position"]
+            tables = {"MiniLM (learned)": learned, "sinusoidal": encodings.sinusoidal_encoding(*learned.shape)}
+        if not isinstance(tables, dict) or not tables:
+            raise ValueError(f"tables must be a dict name -> (n, d) table with at least one table, got {tables!r}")
+        self.similarity = {name: analysis.cosine_similarity(table) for name, table in tables.items()}
+        self.n = min(s.shape[0] for s in self.similarity.values())
+        if self.n < 2:
+            raise ValueError(f"every table needs at least 2 rows (positions) to compare, got {self.n}")
+        position = _validate.int_in_range("position", position, 0, self.n - 1)
+        window = _validate.one_of("window", window, self.WINDOWS)
+        self.neighbour_similarity = {}
+        figure, ax = plt.subplots(figsize=style_figsize(8.5, 3.6), layout="constrained")
+        self._lines = {name: ax.plot([], [], "o-", ms=2.5, lw=1.2, label=name)[0] for name in self.similarity}
+        self._here = ax.axvline(0, color="k", lw=1)  # p itself; drawn over the lines: animated with them
+        self._zero = ax.axhline(0.0, color="0.3", lw=0.8)
+        self._text = ax.text(1.03, 0.0, "", transform=ax.transAxes, fontsize="small", va="bottom")
+        ax.set(ylim=(-0.6, 1.05), xlabel="offset q − p (p at 0)", ylabel="cosine similarity to position p")
+        ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize="small")  # right of the lines, as the read-out
+        self._ax = ax
+        controls = {
+            "position": widgets.IntSlider(value=position, min=0, max=self.n - 1, description="position p"),
+            "window": widgets.SelectionSlider(options=self.WINDOWS, value=window, description="± window"),
+        }
+        super().__init__(figure, controls)
+
+    def draw(self, position, window):
+        low, high = max(0, position - window), min(self.n - 1, position + window)
+        others = np.arange(low, high + 1)
+        for name, similarity in self.similarity.items():
+            self._lines[name].set_data(others - position, similarity[position, others])
+            neighbours = [q for q in (position - 1, position + 1) if 0 <= q < self.n]
+            self.neighbour_similarity[name] = float(np.mean(similarity[position, neighbours]))
+        self._ax.set_xlim(-window - 0.5, window + 0.5)
+        self._ax.set_title(f"similarity of position {position} to positions {low}..{high}")
+        self._text.set_text(
+            "cosine to p ± 1:\n"
+            + "\n".join(f"{name}: {value:.2f}" for name, value in self.neighbour_similarity.items())
+        )
+        return window  # the x axis: one background per window
+
+    def animated_artists(self):
+        return (*self._lines.values(), self._here, self._zero, self._ax.title, self._text)
+
+
+class TrainingProgress:
+    """A progress bar for pe_lib.experiments.train: display it, then pass `progress=bar.track(name)` to each run."""
+
+    def __init__(self, total_steps, description="training"):
+        self.bar = widgets.IntProgress(value=0, min=0, max=_validate.positive_int("total_steps", total_steps))
+        self.bar.description = description
+        self.label = widgets.Label(value="")
+        self.widget = widgets.HBox([self.bar, self.label])
+
+    def track(self, name):
+        """A callback progress(step, steps, loss) that moves the bar on from where it stands now."""
+        offset = self.bar.value
+
+        def progress(step, steps, loss):
+            self.bar.value = min(self.bar.max, offset + step)
+            self.label.value = f"{name}: step {step}/{steps}, loss {loss:.3f}"
+
+        return progress
+
+    def _repr_mimebundle_(self, **kwargs):
+        return self.widget._repr_mimebundle_(**kwargs)
+
+
+def _cosine_matrix(table, axis=1):
+    """Cosines of the rows (axis=1) or, a typical mistake, of the table normalised along columns (axis=0)."""
+    unit = table / np.linalg.norm(table, axis=axis, keepdims=True)
+    return unit @ unit.T
+
+
+def _offset_means(matrix, reduce=np.mean):
+    return np.array([reduce(np.diagonal(matrix, k)) for k in range(matrix.shape[0])])
+
+
+def _similarity_mistakes(table):
+    """(result, hint) for the usual ways a similarity-by-offset curve goes wrong."""
+    n = table.shape[0]
+    cosine = _cosine_matrix(table)
+    cyclic = np.array([np.mean([cosine[p, (p + k) % n] for p in range(n)]) for k in range(n)])
+    return [
+        (
+            _offset_means(table @ table.T),
+            "these are mean dot products, not cosines: divide each row by its length first "
+            "(row / np.linalg.norm(row)), so that long rows do not count more and offset 0 gives 1",
+        ),
+        (
+            _offset_means(_cosine_matrix(table, axis=0)),
+            "you normalised the columns (axis=0); each ROW is a position vector: use "
+            "np.linalg.norm(table, axis=1, keepdims=True)",
+        ),
+        (
+            cosine[0],
+            "this is the similarity of position 0 to position k only; average over every pair (p, p + k), "
+            "i.e. the mean of the k-th diagonal: np.diagonal(similarity, k).mean()",
+        ),
+        (
+            cyclic,
+            "you wrapped around the end (np.roll pairs the last rows with the first ones); "
+            "only pairs (p, p + k) with p + k < n exist: np.diagonal(similarity, k)",
+        ),
+        (
+            _offset_means(cosine, np.sum),
+            "you summed the k-th diagonal; take its mean, since offset k has n - k pairs and a sum favours small k",
+        ),
+    ]
+
+
+def check_similarity_by_offset(learner_function):
+    """Grade `learner_function(table) -> (n,)`: entry k = mean cosine similarity of rows p and p + k of table (n, d).
+
+    The reference is pe_lib.analysis.similarity_by_offset.
+    """
+    exercise = "similarity by offset"
+    rng = np.random.default_rng(20240605)
+    scaled = rng.normal(size=(12, 6)) * rng.uniform(0.2, 3.0, size=(12, 1)) + 0.7  # rows of unequal length
+    for table in (scaled, encodings.sinusoidal_encoding(40, 16) * 3.0, rng.normal(size=(9, 20))):
+        value, failure = run_safely(exercise, learner_function, table.copy())
+        if failure is not None:
+            return failure
+        result, tolerance = as_numbers(value), tolerance_for(value, 1e-6)
+        reference = analysis.similarity_by_offset(table)
+        n = table.shape[0]
+        if result is None:
+            return Feedback(exercise, False, "return numbers: one mean cosine per offset k = 0 .. n - 1")
+        result = result.reshape(-1) if result.size == result.shape[0] else result
+        if result.shape != reference.shape:
+            if result.shape == (n - 1,) and np.allclose(result, reference[1:], atol=tolerance):
+                return Feedback(
+                    exercise, False, f"start at offset k = 0 (where the similarity is 1): expected {n} values"
+                )
+            if result.shape == (table.shape[1],):
+                return Feedback(
+                    exercise,
+                    False,
+                    f"got {table.shape[1]} values, one per column: rows are positions, "
+                    f"so there are {n} offsets 0..{n - 1}",
+                )
+            return Feedback(
+                exercise,
+                False,
+                f"for a table of {n} rows return {n} values (offsets 0..{n - 1}), got shape {result.shape}",
+            )
+        if np.allclose(result, reference, atol=tolerance):
+            continue
+        for mistake, hint in _similarity_mistakes(table):
+            if np.allclose(result, mistake, atol=tolerance):
+                return Feedback(exercise, False, hint)
+        k = int(np.argmax(np.abs(result - reference)))
+        return Feedback(
+            exercise,
+            False,
+            f"for a ({n}, {table.shape[1]}) table, offset k={k}: expected {reference[k]:.4f}, got {result[k]:.4f}; "
+            "the recipe: normalise the rows, similarity = unit @ unit.T, then the mean of each diagonal k",
+        )
+    return Feedback(
+        exercise,
+        True,
+        "normalise the rows, take all cosines, average each diagonal: 1 at offset 0, then how fast similarity decays",
+    )
+
+
+def check_shift_targets(learner_function):
+    """Grade `learner_function(tokens, k) -> targets`: tokens (batch, seq) int64; targets[:, i] = tokens[:, i - k].
+
+    Positions i < k have no target and must hold pe_lib.experiments.IGNORE (-100), which the
+    loss skips. The reference is pe_lib.experiments.task_targets(tokens, "shift", shift=k).
+    """
+    exercise = "shift targets"
+    ignore = experiments.IGNORE
+    generator = torch.Generator().manual_seed(605)
+    for k, shape in ((2, (3, 9)), (4, (2, 11)), (1, (1, 5))):
+        original = torch.randint(0, 20, shape, generator=generator)
+        value, failure = run_safely(exercise, learner_function, original.clone(), k)  # also: changed in place?
+        if failure is not None:
+            return failure
+        result = as_numbers(value)
+        reference = experiments.task_targets(original, "shift", shift=k).numpy()
+        if result is None or result.shape != reference.shape:
+            got = "no numbers" if result is None else f"shape {result.shape}"
+            return Feedback(
+                exercise, False, f"return targets of the same shape as the tokens {tuple(shape)}, got {got}"
+            )
+        if np.array_equal(result, reference):
+            continue
+        tokens_np = original.numpy()
+        body = result[:, k:]
+        ahead = np.full_like(reference, ignore)
+        ahead[:, : shape[1] - k] = tokens_np[:, k:]
+        if np.array_equal(body, reference[:, k:]):
+            filled = result[0, 0]
+            if np.array_equal(result[:, :k], np.roll(tokens_np, k, axis=1)[:, :k]):
+                hint = "the first k positions got tokens from the END of the sequence (torch.roll wraps around)"
+            else:
+                hint = f"the first k positions hold {filled:g}"
+            return Feedback(
+                exercise,
+                False,
+                f"{hint}; they have no token k places earlier, so they must be IGNORE = {ignore} "
+                "(the loss skips those)",
+            )
+        if np.array_equal(result, ahead) or np.array_equal(result[:, : shape[1] - k], tokens_np[:, k:]):
+            return Feedback(
+                exercise,
+                False,
+                "you shifted the wrong way: position i must predict the token k places EARLIER, tokens[:, i - k], "
+                "not tokens[:, i + k]",
+            )
+        for wrong in (k - 1, k + 1):
+            if 0 < wrong < shape[1] and np.array_equal(result[:, wrong:], tokens_np[:, : shape[1] - wrong]):
+                return Feedback(exercise, False, f"off by one: your targets copy from {wrong} places back, not k={k}")
+        return Feedback(
+            exercise,
+            False,
+            f"for k={k}: expected targets[:, {k}:] = tokens[:, :-{k}] and targets[:, :{k}] = {ignore}",
+        )
+    return Feedback(exercise, True, "targets[:, k:] = tokens[:, :-k], and the first k positions are IGNORE")

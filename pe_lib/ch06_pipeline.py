@@ -1,0 +1,450 @@
+"""The embedding pipeline: token + position (+ segment) (used in notebook 06).
+
+Its figures, its explorers and the graders of its exercises.
+"""
+
+import ipywidgets as widgets
+import matplotlib as mpl
+import matplotlib.pyplot as plt
+import numpy as np
+import torch
+
+from . import _validate, analysis, encodings, modules
+from .explorer import Explorer
+from .figures import floats, new_axes, style_figsize
+from .grading import Feedback, run_safely
+
+
+def heatmap_row(panels, *, title, xlabel="dimension", ylabel="position", colorbar_label="value", row_labels=None):
+    """Several tables side by side on one shared, symmetric colour scale with one colour bar.
+
+    panels: dict panel title -> table (rows, columns). row_labels (optional): tick labels for
+    the rows of every panel (e.g. the words of a sentence).
+    """
+    tables = {name: floats(table) for name, table in panels.items()}
+    if not tables:
+        raise ValueError("panels must hold at least one table")
+    limit = max(float(np.max(np.abs(t))) if t.size else 0.0 for t in tables.values()) or 1.0
+    width = min(3.0 * len(tables) + 1.5, 14.0)
+    fig, axes = plt.subplots(1, len(tables), figsize=style_figsize(width, 3.2), squeeze=False, sharey=True)
+    image = None
+    for ax, (name, table) in zip(axes[0], tables.items(), strict=True):
+        image = ax.imshow(table, aspect="auto", interpolation="nearest", vmin=-limit, vmax=limit)
+        ax.set(title=name, xlabel=xlabel)
+        ax.xaxis.set_major_locator(mpl.ticker.MaxNLocator(nbins=4, integer=True))
+        ax.grid(False)
+    axes[0, 0].set_ylabel(ylabel)
+    if row_labels is not None:
+        axes[0, 0].set_yticks(range(len(row_labels)), row_labels)
+    else:
+        axes[0, 0].yaxis.set_major_locator(mpl.ticker.MaxNLocator(integer=True))
+    fig.suptitle(title)
+    fig.subplots_adjust(top=0.8, bottom=0.17, wspace=0.25)
+    fig.colorbar(image, ax=list(axes[0]), label=colorbar_label)
+    return fig
+
+
+def norms_versus_d_model(d_models, norms, *, title="Vector norms versus d_model"):
+    """Mean vector norm against d_model on log-log axes, one line per kind of vector.
+
+    norms: dict label -> sequence of mean norms, one per entry of d_models.
+    """
+    d_models = floats(d_models)
+    fig, ax = new_axes(None, figsize=(8, 4))
+    for label, values in norms.items():
+        ax.plot(d_models, floats(values), marker="o", label=label)
+    ax.set(xscale="log", yscale="log", title=title, xlabel="d_model", ylabel="mean norm ||v||")
+    ax.set_xticks(d_models, [f"{d:g}" for d in d_models])
+    ax.yaxis.set_major_formatter(mpl.ticker.FuncFormatter(lambda value, _: f"{value:g}"))  # plain text, no mathtext
+    ax.minorticks_off()
+    ax.legend(fontsize="small")
+    return fig
+
+
+def near_orthogonality(cosines, angles, *, title="Token vectors versus positional encodings"):
+    """Left: histograms of cos(token vector, PE row) per d_model; right: principal angles.
+
+    cosines: dict d_model -> 1-D array of cosines; angles: dict d_model -> principal angles in
+    degrees between the position subspace and a token subspace of the same dimension.
+    """
+    fig, (left, right) = plt.subplots(1, 2, figsize=style_figsize(9, 3.6))
+    for d_model, values in cosines.items():
+        left.hist(
+            floats(values),
+            bins=81,
+            range=(-1, 1),
+            density=True,
+            histtype="step",
+            label=f"d_model={d_model}",
+            linewidth=1.6,
+        )
+    left.set(title="cosine between a token vector and a PE row", xlabel="cosine", ylabel="density")
+    left.legend(fontsize="small")
+    for d_model, values in angles.items():
+        values = np.sort(floats(values))
+        right.plot(np.arange(1, values.size + 1), values, marker="o", label=f"d_model={d_model}")
+    right.axhline(90, color="grey", linestyle=":", linewidth=1)
+    right.set(
+        title="principal angles between the subspaces",
+        xlabel="index (smallest first)",
+        ylabel="angle (degrees)",
+        ylim=(0, 95),
+    )
+    right.legend(fontsize="small")
+    fig.suptitle(title)
+    fig.subplots_adjust(top=0.83, bottom=0.15, wspace=0.3)
+    return fig
+
+
+def readback_accuracy(d_models, token_accuracy, position_accuracy, *, title="Reading token and position back"):
+    """Accuracy of decoding the token and the position from their sum, against d_model."""
+    d_models = floats(d_models)
+    fig, ax = new_axes(None, figsize=(7, 3.6))
+    ax.plot(d_models, token_accuracy, marker="o", label="token (nearest token vector)")
+    ax.plot(d_models, position_accuracy, marker="s", linestyle="--", label="position (after removing the token)")
+    ax.set(xscale="log", title=title, xlabel="d_model", ylabel="accuracy", ylim=(-0.02, 1.05))
+    ax.set_xticks(d_models, [f"{d:g}" for d in d_models])
+    ax.minorticks_off()
+    ax.legend(fontsize="small", loc="lower right")
+    return fig
+
+
+def segment_embeddings(segment_table, position_table, *, title="Segment embeddings of all-MiniLM-L6-v2"):
+    """Left: the segment rows and their difference per dimension; right: norms next to position rows.
+
+    segment_table: (num_segments >= 2, d); position_table: (max_len, d) from the same model.
+    """
+    segment_table = floats(segment_table)
+    position_table = floats(position_table)
+    difference = segment_table[1] - segment_table[0]
+    fig, (left, right) = plt.subplots(1, 2, figsize=style_figsize(10, 3.6), gridspec_kw={"width_ratios": [2, 1]})
+    dims = np.arange(segment_table.shape[1])
+    left.plot(dims, segment_table[0], linewidth=0.8, label="segment 0")
+    left.plot(dims, segment_table[1], linewidth=0.8, label="segment 1")
+    left.plot(dims, difference, linewidth=1.2, color="black", label="segment 1 - segment 0")
+    left.set(title="the rows, dimension by dimension", xlabel="dimension", ylabel="value")
+    left.legend(fontsize="small", ncols=3, loc="upper left")
+    names = ["segment 0", "segment 1", "difference", "position row", "position step"]
+    values = [
+        np.linalg.norm(segment_table[0]),
+        np.linalg.norm(segment_table[1]),
+        np.linalg.norm(difference),
+        np.linalg.norm(position_table, axis=1).mean(),
+        np.linalg.norm(np.diff(position_table, axis=0), axis=1).mean(),
+    ]
+    right.bar(range(len(names)), values, color=["tab:blue", "tab:orange", "black", "tab:green", "tab:olive"])
+    right.set_xticks(range(len(names)), names, rotation=30, ha="right")
+    right.set(title="norms (position: mean over rows)", ylabel="norm")
+    fig.suptitle(title)
+    fig.subplots_adjust(top=0.83, bottom=0.25, wspace=0.25)
+    return fig
+
+
+class NormShareExplorer(Explorer):
+    """How big the token part and the position part of x = token * scale + PE are.
+
+    Controls: d_model (slider), the token table's initialisation, and whether token vectors
+    are multiplied by sqrt(d_model). Left: mean norms of both parts. Right: the position's
+    share of ||x||^2 across d_model, with the current d_model marked.
+    """
+
+    def __init__(self, d_models=(8, 16, 32, 64, 128, 256, 512, 1024), *, d_model=512, positions=64):
+        if isinstance(d_models, (str, bytes)) or not hasattr(d_models, "__iter__") or not list(d_models):
+            raise ValueError(f"d_models must list at least one d_model, got {d_models!r}")
+        self.d_models = tuple(_validate.positive_int("d_models[i]", d) for d in d_models)
+        d_model = _validate.one_of("d_model", d_model, self.d_models)
+        positions = _validate.positive_int("positions", positions)
+        self.token_norm = {
+            init: {d: float(analysis.token_vector_norms(init, d).mean()) for d in self.d_models}
+            for init in analysis.TOKEN_INITS
+        }
+        self.pe_norm = {
+            d: float(np.linalg.norm(encodings.sinusoidal_encoding(positions, d), axis=1).mean()) for d in self.d_models
+        }
+        figure, (left, right) = plt.subplots(1, 2, figsize=style_figsize(9.0, 3.6), layout="constrained")
+        self.bars = left.bar([0, 1], [1.0, 1.0], color=["tab:blue", "tab:orange"])
+        left.set_xticks([0, 1], ["token part", "position part"])
+        left.set(yscale="log", ylim=(0.01, 3000), ylabel="mean norm", title="norms")
+        left.set_yticks([0.01, 1, 100], ["0.01", "1", "100"])  # few plain labels: text is most of the render time
+        left.minorticks_off()
+        left.set_axisbelow(True)  # grid behind the bars, which are redrawn over a cached background
+        self.bar_labels = [left.text(i, 1.0, "", ha="center", va="bottom") for i in (0, 1)]
+        self.curve = right.plot(self.d_models, np.full(len(self.d_models), 0.5), marker="o")[0]
+        self.marker = right.plot([d_model], [0.5], "o", markersize=12, color="tab:red")[0]
+        right.axhline(0.5, color="grey", linestyle=":", linewidth=1)
+        right.set(
+            xscale="log",
+            ylim=(-0.02, 1.02),
+            xlabel="d_model",
+            ylabel="position share of ||x||^2",
+            title="share across d_model",
+        )
+        right.set_xticks(self.d_models[::2], [str(d) for d in self.d_models[::2]])
+        right.set_yticks([0, 0.5, 1])
+        right.minorticks_off()
+        self.title = figure.suptitle("")
+        controls = {
+            "d_model": widgets.SelectionSlider(options=self.d_models, value=d_model, description="d_model"),
+            "init": widgets.Dropdown(
+                options=analysis.TOKEN_INITS, value=analysis.TOKEN_INITS[0], description="token init"
+            ),
+            "scale": widgets.Checkbox(value=True, description="x sqrt(d_model)"),
+        }
+        super().__init__(figure, controls)
+
+    def norms(self, d_model, init, scale):
+        """(mean token-part norm, mean position-part norm) for these settings."""
+        token = self.token_norm[init][d_model] * (d_model**0.5 if scale else 1.0)
+        return token, self.pe_norm[d_model]
+
+    def share(self, d_model, init, scale):
+        """The position's share of ||x||^2, pe^2 / (token^2 + pe^2) (the parts are nearly orthogonal)."""
+        token, position = self.norms(d_model, init, scale)
+        return position**2 / (token**2 + position**2)
+
+    def draw(self, d_model, init, scale):
+        token, position = self.norms(d_model, init, scale)
+        for bar, label, value in zip(self.bars, self.bar_labels, (token, position), strict=True):
+            bar.set_height(value)
+            label.set_position((label.get_position()[0], value))
+            label.set_text(f"{value:.3g}")
+        self.curve.set_ydata([self.share(d, init, scale) for d in self.d_models])
+        share = self.share(d_model, init, scale)
+        self.marker.set_data([d_model], [share])
+        self.title.set_text(f"d_model={d_model}: the position is {100 * share:.0f}% of ||x||^2")
+
+    def animated_artists(self):
+        return (*self.bars, *self.bar_labels, self.curve, self.marker, self.title)
+
+
+class DropoutExplorer(Explorer):
+    """nn.Dropout in train mode on one embedded sentence, for a dropout rate p (slider).
+
+    Left: the output; dropped entries are exactly 0. Right: output against input; kept
+    entries lie on the line y = x / (1 - p). The mask for each p is drawn from a fixed seed
+    (torch's global random state is left untouched).
+    """
+
+    def __init__(self, x=None, *, p=0.1, seed=0):
+        if x is None:  # as notebook 06: one embedded 5-token sentence, d_model 32
+            with torch.random.fork_rng(devices=[]), torch.no_grad():
+                torch.manual_seed(0)
+                x = modules.TransformerEmbedding(10, 32, dropout=0.0)(torch.tensor([[1, 6, 7, 8, 2]]))[0]
+        if np.ndim(x) != 2:
+            raise ValueError(f"x must have shape (seq, d_model), one sentence, got shape {np.shape(x)}")
+        x = _validate.real_array("x", x, ndim=2)  # also a tensor that requires grad
+        if x.size == 0:
+            raise ValueError(f"x must hold at least one token and one feature, got shape {x.shape}")
+        self.x = torch.as_tensor(x, dtype=torch.float32)
+        self.seed = _validate.count("seed", seed)
+        p = _validate.fraction("p", p)
+        if p > 0.9:
+            raise ValueError(f"p must be in [0, 0.9], the slider's range, got {p}")
+        flat = self.x.flatten().numpy()
+        limit = float(np.abs(flat).max()) or 1.0
+        figure, (left, right) = plt.subplots(1, 2, figsize=style_figsize(9.0, 3.6), layout="constrained")
+        self.heat = left.imshow(
+            self.x.numpy(), aspect="auto", interpolation="nearest", cmap="RdBu_r", vmin=-2 * limit, vmax=2 * limit
+        )
+        figure.colorbar(self.heat, ax=left, label="value", ticks=[-2 * limit, 0, 2 * limit], format="%.1f")
+        left.set_yticks([0, self.x.shape[0] - 1])
+        left.set(title="train-mode output", xlabel="dimension", ylabel="position")
+        left.grid(False)
+        self.points = right.scatter(flat, flat, s=8)
+        span = np.array([-limit, limit])
+        self.span = span
+        self.right = right
+        self.kept_line = right.plot(span, span, color="tab:orange", label="y = x / (1 - p)")[0]
+        right.plot(span, span, color="grey", linestyle=":", linewidth=1, label="y = x (eval mode)")
+        right.set(
+            xlabel="input entry",
+            ylabel="output entry",
+            title="output against input",
+        )
+        right.legend(fontsize="small", loc="upper left")
+        right.locator_params(nbins=4)  # few tick labels: text is most of the render time
+        left.locator_params(axis="x", nbins=4)
+        self.title = figure.suptitle("")
+        controls = {"p": widgets.FloatSlider(value=p, min=0.0, max=0.9, step=0.05, description="dropout p")}
+        super().__init__(figure, controls)
+
+    def output(self, p):
+        """nn.functional.dropout(x, p, training=True) with this explorer's fixed seed."""
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(self.seed)
+            return torch.nn.functional.dropout(self.x, p=p, training=True)
+
+    def draw(self, p):
+        y = self.output(p)
+        self.heat.set_data(y.numpy())
+        self.points.set_offsets(list(zip(self.x.flatten().tolist(), y.flatten().tolist(), strict=True)))
+        self.kept_line.set_ydata(self.span / (1 - p))
+        self.right.set_ylim(1.1 * self.span / (1 - p))
+        dropped = float((y == 0).float().mean())
+        self.title.set_text(f"p = {p:.2f}: {100 * dropped:.0f}% of entries zeroed, the rest x {1 / (1 - p):.2f}")
+
+    def animated_artists(self):
+        # p moves the right panel's y range: its y axis and the y = x line move with it.
+        right = self.right
+        return (self.heat, self.points, self.kept_line, right.lines[1], right.yaxis, right.get_legend(), self.title)
+
+
+def _pipeline_pe_rows(seq_len, d_model, **kwargs):
+    """Rows 0..seq_len-1 of the sinusoidal table as a float32 tensor (seq_len, d_model)."""
+    return torch.from_numpy(encodings.sinusoidal_encoding(seq_len, d_model, dtype=np.float32, **kwargs))
+
+
+def _pipeline_same(a, b):
+    """True if b, broadcast to the shape of a, equals a to float32 rounding."""
+    try:
+        b = b.expand_as(a)
+    except RuntimeError:
+        return False
+    return torch.allclose(a, b.to(a.dtype), atol=1e-4, rtol=1e-4)
+
+
+def check_batch_first_positional(module_class):
+    """Grade a fixed version of seed 001's PositionalEncoding for batch-first input.
+
+    module_class(emb_size, dropout) must build a module whose forward(x), for x of shape
+    (batch, seq, emb_size), returns x + PE[:seq] (the interleaved sinusoidal table, one row per
+    position along dim 1), with the shape of x.
+    """
+    with torch.random.fork_rng(devices=[]):  # leave the caller's random numbers alone
+        torch.manual_seed(0)  # and run the same way on every call
+        return _check_batch_first_positional(module_class)
+
+
+def _check_batch_first_positional(module_class):
+    exercise = "batch-first positional encoding"
+    d_model = 12
+    module, failure = run_safely(exercise, module_class, d_model, 0.0)
+    if failure is not None:
+        return failure
+    if hasattr(module, "eval"):
+        module.eval()
+    generator = torch.Generator().manual_seed(6)
+    for batch, seq in ((3, 5), (4, 2), (1, 7)):
+        x = torch.randn(batch, seq, d_model, generator=generator)
+        out, failure = run_safely(exercise, module, x.clone())
+        if failure is not None:
+            if "must match the size" in failure.message:
+                return Feedback(
+                    exercise,
+                    False,
+                    f"{failure.message}. The table from unsqueeze(-2) has shape (maxlen, 1, d): that layout is "
+                    "for (seq, batch, d) input. For (batch, seq, d) input, slice rows by x.size(1) and give the "
+                    "table the shape (1, seq, d).",
+                )
+            return failure
+        if not isinstance(out, torch.Tensor):
+            return Feedback(exercise, False, f"forward must return a torch tensor, got {type(out).__name__}")
+        if out.shape != x.shape:
+            return Feedback(
+                exercise,
+                False,
+                f"for input shape {tuple(x.shape)} your output has shape {tuple(out.shape)}: the table broadcast "
+                "against the input. Slice it by the sequence length x.size(1) and lay it out as (1, seq, d) so "
+                "it lines up with (batch, seq, d).",
+            )
+        out = out.detach().to(torch.float32)
+        pe = _pipeline_pe_rows(seq, d_model)
+        if _pipeline_same(out, x + pe):
+            continue
+        delta = out - x
+        if _pipeline_same(out, x):
+            return Feedback(exercise, False, "your output equals the input: no positions were added")
+        by_batch = _pipeline_pe_rows(batch, d_model)[:, None, :].expand(batch, seq, d_model)
+        if _pipeline_same(delta, by_batch):
+            return Feedback(
+                exercise,
+                False,
+                "every token of sentence b got the row PE[b]: positions are assigned by batch index. "
+                "x.size(0) is the batch size for batch-first input; the positions run along dim 1, so use x.size(1).",
+            )
+        if _pipeline_same(delta, _pipeline_pe_rows(seq + 1, d_model)[1:]):
+            return Feedback(exercise, False, "your positions start at 1; the first token has position 0")
+        swapped = torch.stack([pe[:, 1::2], pe[:, 0::2]], dim=-1).reshape(seq, d_model)
+        if _pipeline_same(delta, swapped):
+            return Feedback(exercise, False, "your sin and cos columns are swapped: column 2i is sin, 2i+1 is cos")
+        if _pipeline_same(delta, _pipeline_pe_rows(seq, d_model, layout="concatenated")):
+            return Feedback(
+                exercise,
+                False,
+                "you used the concatenated layout [sin... | cos...]; here sin and cos interleave (2i sin, 2i+1 cos)",
+            )
+        ratio = float((delta * pe).sum() / (pe * pe).sum() / batch)  # least-squares scale of PE in delta
+        if abs(ratio - 1.0) > 1e-3 and _pipeline_same(delta, ratio * pe):
+            return Feedback(exercise, False, f"you add {ratio:.3g} x PE instead of PE itself; do not scale the table")
+        error = float((out - (x + pe)).abs().max())
+        return Feedback(
+            exercise,
+            False,
+            f"for input shape {tuple(x.shape)} the output differs from x + PE[:seq] by up to {error:.3g}",
+        )
+    return Feedback(
+        exercise, True, "positions run along dim 1 of a (batch, seq, d) input, for every batch size and length"
+    )
+
+
+def check_embedding_forward(function):
+    """Grade function(token_ids, token_table) -> token_table[token_ids] * sqrt(d_model) + PE[:seq].
+
+    token_ids: a LongTensor (batch, seq); token_table: (vocab, d_model). The result must equal
+    pe_lib.TransformerEmbedding (sinusoidal positions, no segments, no dropout) with that table.
+    """
+    with torch.random.fork_rng(devices=[]):  # leave the caller's random numbers alone
+        torch.manual_seed(0)  # and run the same way on every call
+        return _check_embedding_forward(function)
+
+
+def _check_embedding_forward(function):
+    exercise = "embedding forward"
+    vocab, d_model = 20, 16
+    generator = torch.Generator().manual_seed(60)
+    table = torch.randn(vocab, d_model, generator=generator) * d_model**-0.5
+    reference_module = modules.TransformerEmbedding(vocab, d_model, dropout=0.0).eval()
+    with torch.no_grad():
+        reference_module.token.weight.copy_(table)
+    for batch, seq in ((2, 6), (3, 2)):
+        ids = torch.randint(0, vocab, (batch, seq), generator=generator)
+        out, failure = run_safely(exercise, function, ids.clone(), table.clone())
+        if failure is not None:
+            return failure
+        if not isinstance(out, torch.Tensor):
+            return Feedback(exercise, False, f"return a torch tensor, got {type(out).__name__}")
+        out = out.detach().to(torch.float32)
+        with torch.no_grad():
+            reference = reference_module(ids)
+        if out.shape != reference.shape:
+            return Feedback(
+                exercise,
+                False,
+                f"for token_ids of shape {tuple(ids.shape)} your output has shape {tuple(out.shape)}; "
+                f"expected {tuple(reference.shape)} = (batch, seq, d_model)",
+            )
+        if _pipeline_same(out, reference):
+            continue
+        tokens, pe, root = table[ids], _pipeline_pe_rows(seq, d_model), d_model**0.5
+        mistakes = (
+            (tokens + pe, "you forgot to multiply the token vectors by sqrt(d_model)"),
+            ((tokens + pe) * root, "you scaled the sum; only the token vectors are multiplied by sqrt(d_model)"),
+            (tokens * d_model + pe, "you multiplied by d_model; the scale is sqrt(d_model)"),
+            (tokens / root + pe, "you divided by sqrt(d_model); multiply instead"),
+            (tokens, "you return the token vectors alone: multiply them by sqrt(d_model), then add PE[:seq]"),
+            (tokens * root, "no positions were added: add PE[:seq], one row per position"),
+            (
+                tokens * root + _pipeline_pe_rows(batch, d_model)[:, None, :],
+                "positions were assigned by batch index (ids.size(0)); they run along dim 1 (ids.size(1))",
+            ),
+            (
+                tokens * root + _pipeline_pe_rows(seq + 1, d_model)[1:],
+                "your positions start at 1; the first token is at 0",
+            ),
+        )
+        for candidate, hint in mistakes:
+            if _pipeline_same(out, candidate):
+                return Feedback(exercise, False, hint)
+        error = float((out - reference).abs().max())
+        return Feedback(exercise, False, f"your output differs from the reference by up to {error:.3g}")
+    return Feedback(exercise, True, "token_table[ids] * sqrt(d_model) + PE[:seq], as pe_lib.TransformerEmbedding")

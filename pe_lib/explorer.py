@@ -1,0 +1,294 @@
+"""The base of every interactive explorer (ipywidgets): one figure, its controls, fast frames.
+
+An explorer owns one matplotlib figure and its artists. Moving a control calls `update`,
+which changes the artists' data in place and re-renders the figure into an Image widget:
+no figure is rebuilt. An explorer that lists the artists it changes (`animated_artists`) is
+blitted: the rest of the figure (axes, ticks, colour bars) is rendered once and cached, and
+an update redraws only those artists over the cached background. Text is most of the cost
+of a render, so the explorers keep their axes fixed while a slider moves; where a control
+must change the axes (a new window, a new word order), `draw` returns a key for that look
+and each look's background is rendered once, then reused.
+Display an explorer by leaving it as the last expression of a cell. Every explorer can be
+built with no arguments (the notebook's defaults); `explorer_classes()` finds them all.
+"""
+
+import collections
+import io
+import numbers
+import weakref
+
+import ipywidgets as widgets
+import matplotlib as mpl
+import matplotlib.pyplot as plt
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+from . import _png
+from .figures import freeze_layout
+
+
+class Explorer:
+    """Base class: subclasses build a figure and its controls and implement `draw(**values)`.
+
+    controls: dict name -> ipywidgets control; each value is passed to `draw` by its name.
+    extras: more widgets for the controls row that are not passed to `draw` (e.g. a Play button
+    linked to a slider).
+    """
+
+    BACKGROUNDS = 16  # rendered backgrounds kept per explorer (1-2 MB each)
+
+    def __init__(self, figure, controls, *, extras=()):
+        self.figure = figure
+        self.controls = dict(controls)
+        self.image = widgets.Image(format="png")
+        self.image.add_class("pe-explorer-figure")
+        plt.close(figure)  # shown through the Image widget only, not again by the inline backend
+        self._holding = False
+        self._laid_out = False
+        # rendered figures without their animated artists (blitting), by (static key, artists, size)
+        self._backgrounds = collections.OrderedDict()
+        # The controls call back through a weak reference: ipywidgets keeps every open widget in a
+        # registry, and a bound method there would keep this explorer (figure, backgrounds) alive for ever.
+        on_change = _redraw_through(weakref.ref(self))
+        for control in self.controls.values():
+            control.observe(on_change, names="value")
+        self.widget = widgets.VBox([widgets.HBox([*extras, *self.controls.values()]), self.image])
+        self.widget.add_class("pe-explorer")
+        # Every widget this explorer made (also links and buttons a subclass keeps), closed when it is freed.
+        kept = [value for value in vars(self).values() if _is_widget(value)]
+        owned = [self.widget, *_widget_tree(self.widget), *kept, *(w for value in kept for w in _widget_tree(value))]
+        self._finalizer = weakref.finalize(self, _close_widgets, list({id(w): w for w in owned}.values()))
+        _forget_the_cells_previous_explorers(self)
+        self.update()
+
+    def close(self):
+        """Close the widgets, drop the figure and the cached frames; the explorer cannot be used after this.
+
+        Re-running a notebook cell closes the explorers the cell built before, so a kernel does not
+        grow with every re-run (the old object stays in IPython's output history, as an empty shell).
+        """
+        finalizer = self.__dict__.get("_finalizer")
+        if finalizer is not None:
+            finalizer()  # closes the widgets once; later calls do nothing
+        self.__dict__.clear()  # the figure, its artists and the backgrounds go with it
+        self._closed = True
+
+    @property
+    def closed(self):
+        return self.__dict__.get("_closed", False)
+
+    def values(self):
+        return {name: control.value for name, control in self.controls.items()}
+
+    def draw(self, **values):
+        """Change the figure's artists for these control values.
+
+        Return a key (any hashable) for how everything outside `animated_artists()` now looks
+        (axis limits, tick labels, a colour bar's range): the background rendered for a key is
+        reused whenever the key comes back, so the key must change whenever that look does.
+        None, the default, says the rest of the figure never changes.
+        """
+        raise NotImplementedError
+
+    def animated_artists(self):
+        """The artists `draw` changes; empty (the default) renders the whole figure on every update."""
+        return ()
+
+    def update(self, **values):
+        """Set any controls given, then redraw and re-render once; returns the PNG bytes.
+
+        A value a control cannot take (outside a slider's range, not among its options) is an
+        error that names the control and what it allows: ipywidgets would clamp it silently.
+        """
+        if self.closed:
+            raise RuntimeError(f"this {type(self).__name__} was closed: build a new one")
+        unknown = set(values) - set(self.controls)
+        if unknown:
+            raise ValueError(f"unknown control(s) {sorted(unknown)}; this explorer has {sorted(self.controls)}")
+        for name, value in values.items():
+            _check_control_value(name, self.controls[name], value)
+        self._holding = True  # one render for all the values, not one per control
+        try:
+            for name, value in values.items():
+                self.controls[name].value = value
+        finally:
+            self._holding = False
+        self._render()
+        return self.image.value
+
+    def _render(self):
+        static_key = self.draw(**self.values())
+        if not self._laid_out:
+            # Lay the figure out once (if it has a layout engine), for its first values in the current
+            # style (the lecture fonts are larger), then keep that layout: a layout pass costs more than a frame.
+            self._laid_out = True
+            if self.figure.get_layout_engine() is not None:
+                freeze_layout(self.figure)
+        artists = list(self.animated_artists())
+        # The axes' spines sit above their data (images, lines at the edge): draw them again on top.
+        for ax in dict.fromkeys(artist.axes for artist in artists if artist.axes is not None and artist.axes.axison):
+            artists += [spine for spine in ax.spines.values() if spine.get_visible()]
+        artists.sort(key=lambda artist: artist.get_zorder())
+        if not artists or not self._can_blit():
+            buffer = io.BytesIO()
+            self.figure.savefig(buffer, format="png")
+            self.image.value = buffer.getvalue()
+            return
+        canvas = self.figure.canvas
+        if not isinstance(canvas, FigureCanvasAgg):  # e.g. a bare FigureCanvasBase: blitting needs Agg's buffer
+            canvas = FigureCanvasAgg(self.figure)
+        # A background leaves out exactly these artists, at this size.
+        key = (static_key, tuple(artists), self.figure.dpi, canvas.get_width_height(physical=True))
+        background = self._backgrounds.get(key)
+        if background is None:
+            # Render everything but the animated artists and keep that. The flag is only set for
+            # this draw, so figure.savefig still shows the whole figure.
+            for artist in artists:
+                artist.set_animated(True)
+            try:
+                canvas.draw()
+            finally:
+                for artist in artists:
+                    artist.set_animated(False)
+            self._backgrounds[key] = canvas.copy_from_bbox(self.figure.bbox)
+            while len(self._backgrounds) > self.BACKGROUNDS:
+                self._backgrounds.popitem(last=False)  # the least recently used
+        else:
+            self._backgrounds.move_to_end(key)
+            canvas.restore_region(background)  # the whole figure: no stale pixels from the last frame
+        for artist in artists:
+            self.figure.draw_artist(artist)
+        self.image.value = _png.encode_rgba(canvas.buffer_rgba())
+
+    def _can_blit(self):
+        """Blitting renders the canvas as it is: only when savefig would not change dpi or crop."""
+        dpi = mpl.rcParams["savefig.dpi"]
+        return dpi in ("figure", self.figure.dpi) and mpl.rcParams["savefig.bbox"] != "tight"
+
+    def _repr_mimebundle_(self, **kwargs):
+        return self.widget._repr_mimebundle_(**kwargs)
+
+
+def _redraw_through(explorer_ref):
+    """A control callback that redraws the explorer if it still exists (it holds no strong reference)."""
+
+    def on_change(_change):
+        explorer = explorer_ref()
+        if explorer is not None and not explorer.closed and not explorer._holding:
+            explorer._render()
+
+    return on_change
+
+
+def _is_widget(value):
+    return isinstance(value, widgets.Widget)
+
+
+def _widget_tree(widget):
+    """Every widget below `widget`, with the layout and style widgets ipywidgets makes for each one."""
+    found = []
+    for child in (*getattr(widget, "children", ()), getattr(widget, "layout", None), getattr(widget, "style", None)):
+        if _is_widget(child):
+            found += [child, *_widget_tree(child)]
+    return found
+
+
+def _close_widgets(owned):
+    for widget in owned:
+        widget.close()
+
+
+# Explorers built by each notebook cell, by the cell's id in the front end, with the run that built them.
+_BY_CELL = {}
+
+
+def _current_cell():
+    """(cell id, execution count) of the notebook cell running now, or None outside a Jupyter kernel."""
+    try:
+        from IPython import get_ipython
+    except ImportError:  # pragma: no cover - IPython comes with ipywidgets
+        return None
+    shell = get_ipython()
+    kernel = getattr(shell, "kernel", None)
+    if kernel is None:
+        return None
+    cell_id = kernel.get_parent().get("metadata", {}).get("cellId")
+    return None if cell_id is None else (cell_id, shell.execution_count)
+
+
+def _forget_the_cells_previous_explorers(explorer):
+    """When a cell runs again, close what its earlier run built: the kernel keeps one set per cell."""
+    current = _current_cell()
+    if current is None:
+        return
+    cell_id, run = current
+    previous_run, built = _BY_CELL.get(cell_id, (run, []))
+    if previous_run != run:
+        for ref in built:
+            old = ref()
+            if old is not None:
+                old.close()
+        built = []
+    _BY_CELL[cell_id] = (run, [*built, weakref.ref(explorer)])
+
+
+def _check_control_value(name, control, value):
+    """Raise ValueError if `control` cannot take `value` (ipywidgets would clamp or ignore it)."""
+    if isinstance(control, widgets.SelectionSlider | widgets.Dropdown | widgets.ToggleButtons):
+        allowed = slider_values(control)
+        if value not in allowed:
+            raise ValueError(f"{name} must be one of {allowed}, got {value!r}")
+    elif isinstance(control, widgets.IntSlider | widgets.FloatSlider):
+        kind = numbers.Integral if isinstance(control, widgets.IntSlider) else numbers.Real
+        if isinstance(value, bool) or not isinstance(value, kind) or not control.min <= value <= control.max:
+            raise ValueError(f"{name} must be a number from {control.min} to {control.max}, got {value!r}")
+    elif isinstance(control, widgets.Checkbox):
+        if not isinstance(value, bool):
+            raise ValueError(f"{name} must be True or False, got {value!r}")
+    elif isinstance(control, widgets.Text | widgets.Combobox):
+        if not isinstance(value, str):
+            raise ValueError(f"{name} must be a string, got {value!r}")
+
+
+def slider_names(explorer):
+    """The names of an explorer's slider controls (the ones a learner drags)."""
+    kinds = (widgets.IntSlider, widgets.FloatSlider, widgets.SelectionSlider)
+    return [name for name, control in explorer.controls.items() if isinstance(control, kinds)]
+
+
+def slider_values(control):
+    """The values a SelectionSlider offers (options may be (label, value) pairs)."""
+    return [option[1] if isinstance(option, tuple) else option for option in control.options]
+
+
+def next_slider_value(control, direction):
+    """One step of a slider in `direction` (+1/-1), turning back at the ends; returns (value, direction)."""
+    if isinstance(control, widgets.SelectionSlider):
+        options = slider_values(control)
+        index = control.index
+        if not 0 <= index + direction < len(options):
+            direction = -direction
+        return options[index + direction], direction
+    value = control.value + direction * control.step
+    if not control.min <= value <= control.max:
+        direction = -direction
+        value = control.value + direction * control.step
+    return value, direction
+
+
+def explorer_classes():
+    """Every Explorer subclass of the chapter modules (pe_lib.chNN_*), in chapter and source order."""
+    import importlib
+    import pkgutil
+
+    import pe_lib
+
+    found = []
+    for info in sorted(pkgutil.iter_modules(pe_lib.__path__), key=lambda info: info.name):
+        if info.name.startswith("ch"):
+            chapter = importlib.import_module(f"pe_lib.{info.name}")
+            found += [
+                value
+                for value in vars(chapter).values()
+                if isinstance(value, type) and issubclass(value, Explorer) and value.__module__ == chapter.__name__
+            ]
+    return found

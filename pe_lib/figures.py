@@ -1,0 +1,135 @@
+"""The course's figure style and the figures more than one chapter draws.
+
+Figures share one look (titles, labelled axes, colour bars) and a lecture style with large
+fonts and thick lines for a projector: `use_style(lecture=True)`. Each chapter module draws
+its own figures with these helpers. Sizes are given for the base style and scaled to the
+current one with `style_figsize`, so every figure grows in the lecture style.
+"""
+
+import matplotlib as mpl
+import matplotlib.pyplot as plt
+import numpy as np
+
+from . import _validate
+from .text import measured
+
+_BASE_STYLE = {
+    "figure.figsize": (8.0, 4.0),
+    "figure.dpi": 80,
+    "savefig.dpi": 80,
+    "axes.grid": True,
+    "grid.alpha": 0.3,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "image.cmap": "RdBu_r",
+    "font.size": 11,
+    "axes.titlesize": 12,
+    "lines.linewidth": 1.6,
+}
+
+
+_LECTURE_STYLE = {
+    "figure.figsize": (11.0, 5.5),
+    "font.size": 16,
+    "axes.titlesize": 19,
+    "axes.labelsize": 17,
+    "xtick.labelsize": 14,
+    "ytick.labelsize": 14,
+    "legend.fontsize": 14,
+    "lines.linewidth": 3.0,
+    "lines.markersize": 9,
+}
+
+
+def floats(values):
+    """Plot data as a float array: NumPy, lists, and torch tensors (also requiring grad, or bfloat16)."""
+    return _validate.as_numpy(values).astype(float, copy=False)
+
+
+def use_style(lecture=False):
+    """Apply the course's figure style; lecture=True for large fonts and thick lines."""
+    mpl.rcParams.update(_BASE_STYLE)
+    if lecture:
+        mpl.rcParams.update(_LECTURE_STYLE)
+
+
+def style_figsize(width, height):
+    """A figure size given in inches for the base style, scaled to the current style.
+
+    The lecture style's figures are 11/8 as large, to hold its larger fonts.
+    """
+    scale = mpl.rcParams["figure.figsize"][0] / _BASE_STYLE["figure.figsize"][0]
+    return (width * scale, height * scale)
+
+
+def new_axes(ax, figsize=None):
+    """Return (figure, axes): the given axes' figure, or a new figure.
+
+    figsize: inches in the base style (scaled to the current style); None for the style's default.
+    """
+    if ax is not None:
+        return ax.figure, ax
+    fig, ax = plt.subplots(figsize=None if figsize is None else style_figsize(*figsize))
+    return fig, ax
+
+
+def freeze_layout(figure):
+    """Lay out a figure made with layout="constrained" once, then keep that layout: redraws skip the layout pass."""
+    figure.draw_without_rendering()
+    figure.set_layout_engine("none")
+    return figure
+
+
+def heatmap(table, *, title, xlabel="dimension", ylabel="position", colorbar_label="value", ax=None, symmetric=True):
+    """A table (rows x columns) as an image with a colour bar; symmetric colours around 0 by default."""
+    table = floats(table)
+    fig, ax = new_axes(ax)
+    limit = float(np.max(np.abs(table))) if table.size else 1.0
+    kwargs = {"vmin": -limit, "vmax": limit} if symmetric else {"cmap": "viridis"}
+    image = ax.imshow(table, aspect="auto", interpolation="nearest", **kwargs)
+    fig.colorbar(image, ax=ax, label=colorbar_label)
+    ax.set(title=title, xlabel=xlabel, ylabel=ylabel)
+    ax.grid(False)
+    return fig
+
+
+def offset_curves(offsets, curves, *, title, xlabel="offset k = q - p", ylabel="PE(p) · PE(p+k)", ax=None, logx=False):
+    """One line per entry of `curves` (label -> values, one per offset) against the offset k."""
+    fig, ax = new_axes(ax)
+    offsets = floats(offsets)
+    for label, values in curves.items():
+        ax.plot(offsets, floats(values), label=label)
+    ax.axhline(0.0, color="0.3", lw=0.8)
+    if logx:
+        ax.set_xscale("log")
+    ax.set(title=title, xlabel=xlabel, ylabel=ylabel)
+    if len(curves) > 1:
+        ax.legend()
+    return fig
+
+
+def order_shift_bars(words, shifts, *, title, ylabel="distance between outputs", values_on_bars=False, ax=None):
+    """Grouped bars: for each word (x axis) and each model (colour), how far its output moved.
+
+    shifts: dict label -> array (len(words),). The legend gives each model's largest shift,
+    so bars too small to see are still reported as a number; values_on_bars writes every value.
+    """
+    words = list(words)
+    if not shifts:
+        raise ValueError("shifts must name at least one model")
+    fig, ax = new_axes(ax)
+    width = 0.8 / len(shifts)
+    centres = np.arange(len(words))
+    for index, (label, values) in enumerate(shifts.items()):
+        values = floats(values)
+        if values.shape != (len(words),):
+            raise ValueError(f"shifts[{label!r}] must have one value per word ({len(words)}), got shape {values.shape}")
+        offset = (index - (len(shifts) - 1) / 2) * width
+        bars = ax.bar(centres + offset, values, width=width, label=f"{label} (largest {measured(values.max())})")
+        if values_on_bars:
+            ax.bar_label(bars, fmt="%.3f", fontsize="small")
+    ax.set_xticks(centres, labels=words)
+    ax.set(title=title, xlabel="word", ylabel=ylabel)
+    ax.set_ylim(bottom=0.0)
+    ax.legend(fontsize="small")
+    return fig

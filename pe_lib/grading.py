@@ -1,0 +1,138 @@
+"""What every grader shares: the verdict (`Feedback`), a safe call of the learner's code, and
+the conversion of any numeric answer to NumPy.
+
+A grader runs the learner's function on inputs it has not seen, compares with the library's
+reference, recognises typical mistakes and returns a `Feedback` that prints as one line:
+"[exercise] Correct: ..." or "[exercise] Not yet: <hint>"; `bool(feedback)` tells right from
+wrong. The requirement tests of notebook 02 return the same type without an exercise name,
+printed "pass: ..." or "FAIL: ...". The graders themselves live in their chapter's module.
+"""
+
+import contextlib
+import copy
+import io
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Feedback:
+    """The verdict on one exercise (or, with exercise None, one requirement test): passed or not, and why."""
+
+    exercise: str | None
+    passed: bool
+    message: str
+
+    def __bool__(self):
+        return self.passed
+
+    def __str__(self):
+        if self.exercise is None:  # a requirement test of notebook 02
+            return f"{'pass' if self.passed else 'FAIL'}: {self.message}"
+        verdict = "Correct" if self.passed else "Not yet"
+        return f"[{self.exercise}] {verdict}: {self.message}"
+
+    def __repr__(self):
+        return str(self)
+
+
+def run_safely(exercise, function, *args):
+    """Call the learner's function twice on copies of `args`; return (value, None) or (None, Feedback).
+
+    The Feedback names what a learner typically got wrong around the maths: the function raised,
+    returned None (a forgotten `return`, or a `print` instead of one), changed its input in place,
+    or gave two different answers for the same input. Test the failure with `is not None`: a
+    failed Feedback is falsy.
+    """
+    originals = [_snapshot(arg) for arg in args]
+    value, failure = _call(exercise, function, args)
+    if failure is not None:
+        return None, failure
+    for position, (arg, original) in enumerate(zip(args, originals, strict=True), start=1):
+        if not _same(arg, original):
+            return None, Feedback(
+                exercise,
+                False,
+                f"your function changed its input in place (argument {position}, {_describe(original)}): "
+                "work on a copy (x.copy() for NumPy, x.clone() for torch) and return the result",
+            )
+    again, failure = _call(exercise, function, [_snapshot(original) for original in originals])
+    if failure is None and not _same(again, value):
+        failure = Feedback(
+            exercise,
+            False,
+            "two calls with the same input gave different answers: does your function keep something between "
+            "calls (a global, a default argument it changes)?",
+        )
+    return (None, failure) if failure is not None else (value, None)
+
+
+def _call(exercise, function, args):
+    printed = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(printed):
+            value = function(*args)
+    except Exception as error:  # the learner's code may raise anything; report it as a hint
+        return None, Feedback(exercise, False, f"your function raised {type(error).__name__}: {error}")
+    if value is None:
+        shown = printed.getvalue().strip()
+        if shown:
+            first = shown.splitlines()[0][:60]
+            return None, Feedback(
+                exercise,
+                False,
+                f"your function printed its answer ({first!r}...) but returned None: use `return`, not `print`",
+            )
+        return None, Feedback(exercise, False, "your function returned None: did you forget the `return` line?")
+    return value, None
+
+
+def _snapshot(value):
+    """A copy of an argument to compare with after the call (arrays, tensors, lists; others as they are)."""
+    if hasattr(value, "detach") and hasattr(value, "clone"):
+        return value.detach().clone()
+    if isinstance(value, (np.ndarray, list, dict, tuple)):
+        return copy.deepcopy(value)
+    return value
+
+
+def _same(a, b):
+    """True if two arguments or two answers hold the same values (exactly: the same code on the same input)."""
+    if a is b:
+        return True
+    x, y = as_numbers(a), as_numbers(b)
+    if x is None or y is None:
+        return x is None and y is None
+    return x.shape == y.shape and bool(np.array_equal(x, y, equal_nan=True))
+
+
+def _describe(value):
+    shape = getattr(value, "shape", None)
+    if shape is not None:
+        return f"shape {tuple(shape)}"
+    return type(value).__name__
+
+
+def as_numbers(value):
+    """A learner's result (NumPy array, torch tensor incl. bfloat16 or requiring grad, list) as float64, or None."""
+    if value is None or isinstance(value, (str, bytes, dict)):
+        return None
+    if hasattr(value, "detach") and hasattr(value, "is_floating_point"):
+        value = value.detach().cpu()
+        value = (value.double() if value.is_floating_point() else value).numpy()
+    try:
+        array = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError, RuntimeError):
+        return None
+    return array
+
+
+def tolerance_for(value, base=1e-3):
+    """How far a correct answer of `value`'s type may sit from the float64 reference (values of size ~1).
+
+    float32 or float64: `base`. float16 and bfloat16 answers round to 3 significant digits (bfloat16:
+    up to 2**-8 = 0.0039 at 1), so they get 5e-3: still far below every typical mistake.
+    """
+    dtype = str(getattr(value, "dtype", ""))
+    return 5e-3 if ("float16" in dtype or "bfloat16" in dtype) else base

@@ -1,0 +1,92 @@
+"""pe_lib.analysis: the measures of a position table."""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+from torch import nn
+
+import pe_lib
+from pe_lib import analysis
+
+
+def test_offset_profile_shapes_and_values():
+    offsets, mean, low, high = analysis.offset_profile(pe_lib.integer_encoding(5, 3))
+    assert np.array_equal(offsets, np.arange(5))
+    # integer: PE(p) . PE(p+k) / d = p (p + k); offset 1 pairs (0,1) (1,2) (2,3) (3,4)
+    assert (low[1], high[1], mean[1]) == (0.0, 12.0, 5.0)
+    assert low[4] == high[4] == 0.0
+    _, _, low, high = analysis.offset_profile(pe_lib.sinusoidal_encoding(50, 16))
+    assert np.max(high - low) < 1e-12
+    with pytest.raises(ValueError, match=r"2-D array"):
+        analysis.offset_profile(np.zeros(4))
+
+
+def test_cosine_similarity_of_rows():
+    table = np.array([[1.0, 0.0], [0.0, 2.0], [3.0, 3.0], [0.0, 0.0]])
+    similarity = analysis.cosine_similarity(table)
+    assert similarity.shape == (4, 4)
+    assert np.allclose(np.diag(similarity), 1.0)
+    assert similarity[0, 1] == pytest.approx(0.0) and similarity[0, 2] == pytest.approx(np.sqrt(0.5))
+    assert similarity[3, 0] == 0.0  # a zero row has no direction
+
+
+def test_similarity_by_offset_averages_each_diagonal():
+    rng = np.random.default_rng(0)
+    table = rng.normal(size=(7, 4))
+    unit = table / np.linalg.norm(table, axis=1, keepdims=True)
+    expected = [np.mean([unit[p] @ unit[p + k] for p in range(7 - k)]) for k in range(7)]
+    assert np.allclose(analysis.similarity_by_offset(table), expected)
+    assert np.allclose(analysis.similarity_by_offset(table, 3), expected[:4])
+    with pytest.raises(ValueError, match="max_offset"):
+        analysis.similarity_by_offset(table, 7)
+
+
+def test_similarity_by_offset_of_the_sinusoid_is_the_closed_form():
+    d_model = 32
+    curve = analysis.similarity_by_offset(pe_lib.sinusoidal_encoding(60, d_model), 10)
+    closed = np.cos(np.outer(np.arange(11), pe_lib.frequencies(d_model))).mean(axis=1)  # norm**2 = d/2
+    assert np.allclose(curve, closed)
+
+
+def test_pca_2d_finds_a_line_and_a_circle():
+    t = np.linspace(0, 2 * np.pi, 40, endpoint=False)
+    circle = np.stack([np.cos(t), np.sin(t), np.zeros_like(t)], axis=1) @ np.linalg.qr(np.ones((3, 3)) + np.eye(3))[0]
+    coordinates, explained = analysis.pca_2d(circle + 5.0)
+    assert coordinates.shape == (40, 2) and np.allclose(explained, [0.5, 0.5])
+    assert np.allclose(np.linalg.norm(coordinates, axis=1), 1.0)  # the circle, centred
+    assert np.all(coordinates[0] <= 0)
+    line = np.outer(np.arange(5.0), [1.0, 2.0, 2.0])
+    _, explained = analysis.pca_2d(line)
+    assert explained[0] == pytest.approx(1.0) and explained[1] == pytest.approx(0.0, abs=1e-12)
+
+
+@pytest.mark.parametrize("table", [np.ones(5), np.ones((1, 3)), np.ones((3, 1)), [[1.0, np.nan], [0.0, 1.0]]])
+def test_pca_2d_rejects_tables_without_two_rows_and_columns(table):
+    with pytest.raises(ValueError):
+        analysis.pca_2d(table)
+
+
+@pytest.mark.parametrize("d_model", [16, 256])
+def test_token_vector_norms_match_each_initialisation(d_model):
+    pe_lib_init, default_init, xavier_init = analysis.TOKEN_INITS
+    assert analysis.token_vector_norms(pe_lib_init, d_model).mean() == pytest.approx(1.0, rel=0.1)
+    assert analysis.token_vector_norms(default_init, d_model).mean() == pytest.approx(math.sqrt(d_model), rel=0.1)
+    xavier = analysis.token_vector_norms(xavier_init, d_model, vocab=1000)
+    assert xavier.mean() == pytest.approx(math.sqrt(2 * d_model / (1000 + d_model)), rel=0.1)
+    assert analysis.token_vector_norms(pe_lib_init, d_model, rows=7).shape == (7,)
+
+
+def test_token_vector_norms_xavier_bound_is_torchs():
+    table = torch.empty(500, 16)
+    nn.init.xavier_uniform_(table)
+    expected = analysis.token_vector_norms(analysis.TOKEN_INITS[2], 16, rows=500, vocab=500).mean()
+    assert table.norm(dim=1).mean().item() == pytest.approx(expected, rel=0.05)
+
+
+def test_token_vector_norms_are_reproducible_and_reject_unknown_init():
+    a = analysis.token_vector_norms(analysis.TOKEN_INITS[0], 32, seed=3)
+    assert np.array_equal(a, analysis.token_vector_norms(analysis.TOKEN_INITS[0], 32, seed=3))
+    with pytest.raises(ValueError, match="init must be one of"):
+        analysis.token_vector_norms("kaiming", 32)
