@@ -8,9 +8,6 @@ import pe_lib
 from pe_lib import ch02_naive as ch02
 from pe_lib.explorer import Explorer
 
-
-
-
 # --- plots -----------------------------------------------------------------------------------
 
 
