@@ -411,3 +411,47 @@ def test_run_safely_returns_the_value_and_calls_with_copies():
     value, failure = run_safely("demo", lambda a: a.sum(axis=0), x)
     assert failure is None and value.tolist() == [3.0, 5.0, 7.0]
     assert x.tolist() == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]
+
+
+# --- the same classes, written out as learners write them --------------------------------------
+
+
+def table_without_return(n, d_model):
+    angles = np.arange(n)[:, None] / 10000 ** (np.arange(0, d_model, 2) / d_model)
+    table = np.zeros((n, d_model))
+    table[:, 0::2] = np.sin(angles)
+    table[:, 1::2] = np.cos(angles)  # ... and the cell ends here
+
+
+def table_printed(n, d_model):
+    angles = np.arange(n)[:, None] / 10000 ** (np.arange(0, d_model, 2) / d_model)
+    table = np.zeros((n, d_model))
+    table[:, 0::2], table[:, 1::2] = np.sin(angles), np.cos(angles)
+    print(table)
+
+
+def bit_flips_returning_only_sometimes(p):
+    if p % 2 == 0:
+        return 1  # an even p flips only bit 0
+    flips = bin(p ^ (p + 1)).count("1")  # noqa: F841 (the odd case: computed, never returned)
+
+
+def similarity_with_a_typo(table):
+    unit = table / np.linalg.norm(table, axis=1, keepdims=True)
+    cosines = unit @ unit.T
+    return np.array([np.diagonal(cosines, k).mean() for k in range(len(tabel))])  # noqa: F821 (the typo)
+
+
+@pytest.mark.parametrize(
+    "checker, answer, hint",
+    [
+        (ch03.check_sinusoidal_table, table_without_return, "forget the `return`"),
+        (ch03.check_sinusoidal_table, table_printed, "use `return`, not `print`"),
+        (ch02.check_bit_flips, bit_flips_returning_only_sometimes, "forget the `return`"),
+        (ch05.check_similarity_by_offset, similarity_with_a_typo, "NameError: name 'tabel' is not defined"),
+    ],
+    ids=lambda value: getattr(value, "__name__", ""),
+)
+def test_learner_written_mistakes_get_the_hint_for_their_class(checker, answer, hint):
+    feedback = verdict(checker, answer)
+    assert not feedback.passed and hint in feedback.message, feedback
