@@ -58,8 +58,8 @@ def permutation_panels(x, y, x_perm, y_perm, tokens, tokens_perm, *, name="atten
     for label, array, words in zip(("x", "y", "x_perm", "y_perm"), arrays, rows, strict=True):
         if array.ndim != 2 or array.shape[0] != len(words):
             raise ValueError(f"{label} must have one row per word ({len(words)}), got shape {array.shape}")
-    fig, axes = plt.subplots(2, 2, figsize=style_figsize(*figsize), sharex="col")
-    fig.subplots_adjust(left=0.08, right=0.9, bottom=0.1, top=0.88, wspace=0.3, hspace=0.3)
+    # Constrained layout: the long right-hand title must not run under the colour bar, in either style.
+    fig, axes = plt.subplots(2, 2, figsize=style_figsize(*figsize), sharex="col", layout="constrained")
     titles = [
         ("input X", f"{name}(X)"),
         ("P X (rows reordered)", f"{name}(P X)  =  P {name}(X)"),
