@@ -118,3 +118,10 @@ def fraction(name, value, *, below_one=False):
     if not 0.0 <= value <= 1.0 or (below_one and value == 1.0):
         raise ValueError(f"{name} must be in [0, {'1)' if below_one else '1]'}, got {value}")
     return value
+
+
+def text(name, value):
+    """Return `value` if it is a string (a label, a description)."""
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a string, got {value!r} ({type(value).__name__})")
+    return value

@@ -114,8 +114,15 @@ class OrderExplorer(Explorer):
     def __init__(
         self, embeddings=None, w_q=None, w_k=None, w_v=None, *, sentences=None, max_words=8, rotate=2, pe_strength=0.0
     ):
-        if embeddings is None and w_q is None and w_k is None and w_v is None and sentences is None:
+        given = {"embeddings": embeddings, "w_q": w_q, "w_k": w_k, "w_v": w_v, "sentences": sentences}
+        if all(value is None for value in given.values()):
             embeddings, w_q, w_k, w_v, sentences = notebook_setup()
+        missing = [name for name, value in given.items() if value is None]
+        if 0 < len(missing) < len(given):
+            raise TypeError(
+                f"{', '.join(missing)} missing: pass embeddings, w_q, w_k, w_v and sentences together, "
+                "or none of them for the notebook's"
+            )
         if isinstance(sentences, str) or not sentences:
             raise ValueError(f"sentences must be a list of at least one sentence to start from, got {sentences!r}")
         for sentence in sentences:

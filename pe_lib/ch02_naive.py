@@ -125,7 +125,8 @@ class NaiveEncodingExplorer(Explorer):
 
     def __init__(self, *, encoding="integer", length=32, d_model=16, max_length=128):
         _validate.choice("encoding", encoding, self.ENCODINGS)
-        d_model = _validate.positive_int("d_model", d_model)
+        # The table at max_length is built for each encoding's colour scale: bounded, so it stays quick to build.
+        d_model = _validate.int_in_range("d_model", d_model, 1, 1024)
         max_length = _validate.int_in_range("max_length", max_length, 2, 4096)
         length = _validate.int_in_range("length", length, 2, max_length)
         if max_length > 2**d_model:  # the dropdown can switch to binary at any length up to max_length

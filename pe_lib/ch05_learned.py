@@ -243,7 +243,7 @@ class TrainingProgress:
 
     def __init__(self, total_steps, description="training"):
         self.bar = widgets.IntProgress(value=0, min=0, max=_validate.positive_int("total_steps", total_steps))
-        self.bar.description = description
+        self.bar.description = _validate.text("description", description)
         self.label = widgets.Label(value="")
         self.widget = widgets.HBox([self.bar, self.label])
 

@@ -3,6 +3,8 @@
 Its figures, its explorers and the graders of its exercises.
 """
 
+import itertools
+
 import ipywidgets as widgets
 import matplotlib as mpl
 import matplotlib.pyplot as plt
@@ -149,11 +151,17 @@ class NormShareExplorer(Explorer):
     """
 
     def __init__(self, d_models=(8, 16, 32, 64, 128, 256, 512, 1024), *, d_model=512, positions=64):
-        if isinstance(d_models, (str, bytes)) or not hasattr(d_models, "__iter__") or not list(d_models):
+        if isinstance(d_models, (str, bytes)) or not hasattr(d_models, "__iter__"):
             raise ValueError(f"d_models must list at least one d_model, got {d_models!r}")
-        self.d_models = tuple(_validate.positive_int("d_models[i]", d) for d in d_models)
+        d_models = list(d_models)  # once: a generator can be read only once
+        if not d_models:
+            raise ValueError(f"d_models must list at least one d_model, got {d_models!r}")
+        # Every d_model's token table and PE table are built here: bounded, so building stays about a second.
+        self.d_models = tuple(_validate.int_in_range(f"d_models[{i}]", d, 1, 8192) for i, d in enumerate(d_models))
+        if any(a >= b for a, b in itertools.pairwise(self.d_models)):
+            raise ValueError(f"d_models must be increasing (the slider's order), got {self.d_models}")
         d_model = _validate.one_of("d_model", d_model, self.d_models)
-        positions = _validate.positive_int("positions", positions)
+        positions = _validate.int_in_range("positions", positions, 1, 4096)
         self.token_norm = {
             init: {d: float(analysis.token_vector_norms(init, d).mean()) for d in self.d_models}
             for init in analysis.TOKEN_INITS
@@ -237,8 +245,8 @@ class DropoutExplorer(Explorer):
             raise ValueError(f"x must hold at least one token and one feature, got shape {x.shape}")
         self.x = torch.as_tensor(x, dtype=torch.float32)
         self.seed = _validate.count("seed", seed)
-        p = _validate.fraction("p", p)
-        if p > 0.9:
+        p = _validate.finite_real("p", p)
+        if not 0.0 <= p <= 0.9:
             raise ValueError(f"p must be in [0, 0.9], the slider's range, got {p}")
         flat = self.x.flatten().numpy()
         limit = float(np.abs(flat).max()) or 1.0

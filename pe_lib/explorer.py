@@ -235,7 +235,8 @@ def _check_control_value(name, control, value):
     """Raise ValueError if `control` cannot take `value` (ipywidgets would clamp or ignore it)."""
     if isinstance(control, widgets.SelectionSlider | widgets.Dropdown | widgets.ToggleButtons):
         allowed = slider_values(control)
-        if value not in allowed:
+        # True == 1 and False == 0: a bool would pass for an option 1 or 0 that is no bool.
+        if value not in allowed or (isinstance(value, bool) and not any(isinstance(a, bool) for a in allowed)):
             raise ValueError(f"{name} must be one of {allowed}, got {value!r}")
     elif isinstance(control, widgets.IntSlider | widgets.FloatSlider):
         kind = numbers.Integral if isinstance(control, widgets.IntSlider) else numbers.Real

@@ -219,6 +219,82 @@ CASES = {
         ["x", "(seq, d_model)", "(2, 3, 4)"],
     ),
     "explorer training steps": (lambda: ch05.TrainingProgress(0), ValueError, ["total_steps", "0"]),
+    "explorer training description": (
+        lambda: ch05.TrainingProgress(10, description=3),
+        TypeError,
+        ["description", "string", "3"],
+    ),
+    "explorer d_model too wide for the tables": (
+        lambda: ch02.NaiveEncodingExplorer(d_model=20000, length=4, max_length=16),
+        ValueError,
+        ["d_model", "1 to 1024", "20000"],
+    ),
+    "explorer collision table too long": (
+        lambda: ch03.CollisionExplorer(n=10**6),
+        ValueError,
+        ["n", "1 to 8192", "1000000"],
+    ),
+    "explorer too many pendulums": (
+        lambda: ch04.PendulumExplorer(4096),
+        ValueError,
+        ["d_model", "2 to 128", "4096"],
+    ),
+    "explorer float pendulum d_model": (
+        lambda: ch04.PendulumExplorer(16.0),
+        TypeError,
+        ["d_model", "16.0", "float"],
+    ),
+    "explorer order weights missing": (
+        lambda: ch01.OrderExplorer(ch01.notebook_setup()[0], None, np.ones((8, 8)), np.ones((8, 8)), sentences=["a"]),
+        TypeError,
+        ["w_q missing", "together"],
+    ),
+    "explorer order sentence not a string": (
+        lambda: ch01.OrderExplorer(*ch01.notebook_setup()[:4], sentences=[3]),
+        ValueError,
+        ["sentence", "at least one word", "3"],
+    ),
+    "explorer order embeddings of two lengths": (
+        lambda: ch01.OrderExplorer({"a": np.ones(8), "b": np.ones(4)}, *ch01.notebook_setup()[1:4], sentences=["a b"]),
+        ValueError,
+        ["embeddings", "one length", "(4,)", "(8,)"],
+    ),
+    "explorer similarity table of text": (
+        lambda: ch05.PositionSimilarityExplorer({"a": "abc"}),
+        TypeError,
+        ["table", "real numbers", "<U3"],
+    ),
+    "explorer similarity table without columns": (
+        lambda: ch05.PositionSimilarityExplorer({"a": np.ones((5, 0))}, position=0),
+        ValueError,
+        ["table", "one column", "(5, 0)"],
+    ),
+    "explorer d_models from a generator": (
+        lambda: ch06.NormShareExplorer(d_models=(d for d in (8, 16)), d_model=32),
+        ValueError,
+        ["d_model", "(8, 16)", "32"],
+    ),
+    "explorer d_models out of order": (
+        lambda: ch06.NormShareExplorer(d_models=(16, 8), d_model=8),
+        ValueError,
+        ["d_models", "increasing", "(16, 8)"],
+    ),
+    "explorer d_models too wide": (
+        lambda: ch06.NormShareExplorer(d_models=(8, 10**7), d_model=8),
+        ValueError,
+        ["d_models[1]", "1 to 8192", "10000000"],
+    ),
+    "explorer norm positions": (
+        lambda: ch06.NormShareExplorer(positions=10**7),
+        ValueError,
+        ["positions", "1 to 4096", "10000000"],
+    ),
+    "explorer negative dropout rate": (lambda: ch06.DropoutExplorer(p=-0.1), ValueError, ["p", "[0, 0.9]", "-0.1"]),
+    "explorer dropout nan": (
+        lambda: ch06.DropoutExplorer(np.full((2, 2), np.nan)),
+        ValueError,
+        ["x", "finite", "nan"],
+    ),
     # torch modules: construction
     "module d_model": (lambda: pe_lib.SinusoidalPositionalEncoding(0), ValueError, ["d_model", "0"]),
     "module max_len": (lambda: pe_lib.SinusoidalPositionalEncoding(8, max_len=0), ValueError, ["max_len", "0"]),

@@ -15,6 +15,7 @@ from pe_lib import ch02_naive as ch02
 from pe_lib import ch03_sinusoidal as ch03
 from pe_lib import ch04_pendulum as ch04
 from pe_lib import ch05_learned as ch05
+from pe_lib import ch06_pipeline as ch06
 from pe_lib.explorer import explorer_classes, next_slider_value, slider_names, slider_values
 
 EXPLORERS = explorer_classes()
@@ -305,3 +306,27 @@ def test_update_refuses_a_value_its_control_cannot_take(name, value, message):
     with pytest.raises(ValueError, match=message) as raised:
         explorer.update(**{name: value})
     assert name in str(raised.value) and repr(value) in str(raised.value)
+
+
+def test_a_control_the_learner_keeps_does_not_keep_its_explorer_alive():
+    """The control's callback holds the explorer weakly: dropping the explorer frees it and closes the control."""
+    import gc
+    import weakref
+
+    explorer = ch04.PendulumExplorer()
+    slider = explorer.controls["position"]  # e.g. `slider = explorer.controls["position"]` in a cell
+    ref = weakref.ref(explorer)
+    del explorer
+    gc.collect()
+    assert ref() is None
+    assert slider.comm is None  # closed by the finalizer
+    slider.value = 5  # a callback after the explorer is gone does nothing
+
+
+def test_update_refuses_a_bool_for_a_slider_option_one():
+    """True == 1: without a check, True would pass for the option 1 of a SelectionSlider."""
+    explorer = ch06.NormShareExplorer(d_models=(1, 8), d_model=8)
+    with pytest.raises(ValueError, match=r"d_model must be one of \[1, 8\], got True"):
+        explorer.update(d_model=True)
+    explorer.update(d_model=1)
+    assert explorer.values()["d_model"] == 1
