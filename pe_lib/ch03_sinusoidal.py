@@ -360,8 +360,8 @@ def check_sinusoidal_table(function):
     return Feedback(exercise, True, "your table matches pe_lib.sinusoidal_encoding for several n and d_model")
 
 
-def check_seed002_fix(function):
-    """Grade `function(position, d_model) -> (d_model,)`, the corrected seed-002 snippet (one row)."""
+def check_chapter_fix(function):
+    """Grade `function(position, d_model) -> (d_model,)`, the book chapter's snippet, corrected (one row)."""
     exercise = "spot the bug"
     positions = np.array([0, 1, 2, 5, 13, 40, 99])
     for d_model in (8, 6, 20):

@@ -312,7 +312,7 @@ def _pipeline_same(a, b):
 
 
 def check_batch_first_positional(module_class):
-    """Grade a fixed version of seed 001's PositionalEncoding for batch-first input.
+    """Grade a fixed version of the PyTorch snippet's PositionalEncoding for batch-first input.
 
     module_class(emb_size, dropout) must build a module whose forward(x), for x of shape
     (batch, seq, emb_size), returns x + PE[:seq] (the interleaved sinusoidal table, one row per

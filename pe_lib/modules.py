@@ -3,7 +3,7 @@
 Shapes follow torch's convention: batch_first=True means (batch, seq, d_model), False means
 (seq, batch, d_model); a 2-D input is one unbatched sequence (seq, d_model). The table is
 indexed by the sequence axis explicitly, so an input of any accepted shape comes back with
-exactly that shape (never broadcast into a bigger one, as in the seeds' `pe[:x.size(0)]`).
+exactly that shape (never broadcast into a bigger one, as in the sources' `pe[:x.size(0)]`).
 """
 
 import math

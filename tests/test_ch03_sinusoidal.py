@@ -207,10 +207,10 @@ def test_check_sinusoidal_table_column_own_index():
     assert "its own index j" in ch03.check_sinusoidal_table(own_index).message
 
 
-# ---------------------------------------------------------------- checkers: the seed-002 bug
+# ---------------------------------------------------------------- checkers: the book chapter's bug
 
 
-def _seed002(position, d_model):
+def _chapter_encoding(position, d_model):
     angle_rads = np.arange(d_model) // 2 * np.pi / np.power(10000, 2 * (np.arange(d_model) // 2) / np.float32(d_model))
     angle_rads = position * angle_rads
     pos_encoding = np.zeros(d_model)
@@ -219,7 +219,7 @@ def _seed002(position, d_model):
     return pos_encoding
 
 
-def _seed002_fixed(position, d_model):
+def _chapter_fixed(position, d_model):
     angle_rads = 1 / np.power(10000, 2 * (np.arange(d_model) // 2) / np.float32(d_model))
     angle_rads = position * angle_rads
     pos_encoding = np.zeros(d_model)
@@ -228,28 +228,28 @@ def _seed002_fixed(position, d_model):
     return pos_encoding
 
 
-def test_check_seed002_fix_accepts_the_fix():
-    assert ch03.check_seed002_fix(_seed002_fixed).passed
-    assert ch03.check_seed002_fix(lambda p, d: pe_lib.sinusoidal_encoding([p], d)[0]).passed
+def test_check_chapter_fix_accepts_the_fix():
+    assert ch03.check_chapter_fix(_chapter_fixed).passed
+    assert ch03.check_chapter_fix(lambda p, d: pe_lib.sinusoidal_encoding([p], d)[0]).passed
 
 
-def test_check_seed002_fix_recognises_the_seed_bug():
-    feedback = ch03.check_seed002_fix(_seed002)
+def test_check_chapter_fix_recognises_the_chapter_bug():
+    feedback = ch03.check_chapter_fix(_chapter_encoding)
     assert not feedback.passed
     assert "columns 0 and 1 never change" in feedback.message and "line 1" in feedback.message
 
 
-def test_check_seed002_fix_recognises_half_fix_and_other_mistakes():
+def test_check_chapter_fix_recognises_half_fix_and_other_mistakes():
     def pi_removed(position, d_model):
         i = np.arange(d_model) // 2
         angles = position * i / 10000.0 ** (2 * i / d_model)
         return np.where(np.arange(d_model) % 2 == 0, np.sin(angles), np.cos(angles))
 
-    assert "removed π but kept the factor i//2" in ch03.check_seed002_fix(pi_removed).message
-    swapped = ch03.check_seed002_fix(lambda p, d: _seed002_fixed(p, d)[np.arange(d) ^ 1])
+    assert "removed π but kept the factor i//2" in ch03.check_chapter_fix(pi_removed).message
+    swapped = ch03.check_chapter_fix(lambda p, d: _chapter_fixed(p, d)[np.arange(d) ^ 1])
     assert "swapped" in swapped.message
-    assert "shape (8,)" in ch03.check_seed002_fix(lambda p, d: np.zeros((1, d))).message
-    assert "ValueError" in ch03.check_seed002_fix(lambda p, d: int("x")).message
+    assert "shape (8,)" in ch03.check_chapter_fix(lambda p, d: np.zeros((1, d))).message
+    assert "ValueError" in ch03.check_chapter_fix(lambda p, d: int("x")).message
 
 
 # ---------------------------------------------------------------- checkers: the layout permutation

@@ -144,8 +144,8 @@ def test_dropout_explorer_rejects_a_batch():
 # --- exercises: batch-first positional encoding -----------------------------------------------
 
 
-class SeedPositionalEncoding(nn.Module):
-    """Seed 001's module (sequence-first table (maxlen, 1, d), sliced by x.size(0))."""
+class SnippetPositionalEncoding(nn.Module):
+    """The PyTorch snippet's module (sequence-first table (maxlen, 1, d), sliced by x.size(0))."""
 
     def __init__(self, emb_size, dropout, maxlen=5000):
         super().__init__()
@@ -164,44 +164,44 @@ class SeedPositionalEncoding(nn.Module):
         return self.pos_embedding[: x.size(1), 0]
 
 
-class Fixed(SeedPositionalEncoding):
+class Fixed(SnippetPositionalEncoding):
     def forward(self, x):
         return self.dropout(x + self.rows(x).unsqueeze(0))
 
 
-class KeepsLayout(SeedPositionalEncoding):
+class KeepsLayout(SnippetPositionalEncoding):
     def forward(self, x):
         return x + self.pos_embedding[: x.size(1)]
 
 
-class Unchanged(SeedPositionalEncoding):
+class Unchanged(SnippetPositionalEncoding):
     def forward(self, x):
         return x
 
 
-class StartsAtOne(SeedPositionalEncoding):
+class StartsAtOne(SnippetPositionalEncoding):
     def forward(self, x):
         return x + self.pos_embedding[1 : x.size(1) + 1, 0]
 
 
-class Swapped(SeedPositionalEncoding):
+class Swapped(SnippetPositionalEncoding):
     def forward(self, x):
         rows = self.rows(x)
         return x + torch.stack([rows[:, 1::2], rows[:, 0::2]], dim=-1).reshape(rows.shape)
 
 
-class Concatenated(SeedPositionalEncoding):
+class Concatenated(SnippetPositionalEncoding):
     def forward(self, x):
         rows = self.rows(x)
         return x + torch.cat([rows[:, 0::2], rows[:, 1::2]], dim=-1)
 
 
-class Scaled(SeedPositionalEncoding):
+class Scaled(SnippetPositionalEncoding):
     def forward(self, x):
         return x + 2 * self.rows(x)
 
 
-class Broadcasts(SeedPositionalEncoding):
+class Broadcasts(SnippetPositionalEncoding):
     def forward(self, x):
         return x.unsqueeze(0) + self.rows(x)[:, None, None, :][:1]
 
@@ -231,7 +231,7 @@ def test_batch_first_checker_switches_dropout_off():
 @pytest.mark.parametrize(
     ("module_class", "hint"),
     [
-        (SeedPositionalEncoding, "by batch index"),
+        (SnippetPositionalEncoding, "by batch index"),
         (KeepsLayout, "(maxlen, 1, d)"),
         (Unchanged, "no positions were added"),
         (StartsAtOne, "start at 1"),

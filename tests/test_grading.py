@@ -53,7 +53,7 @@ def sinusoidal_table(n, d_model):
     return table
 
 
-def seed002_fixed(position, d_model):
+def chapter_fixed(position, d_model):
     rates = 1 / np.power(10000, 2 * (np.arange(d_model) // 2) / d_model)
     angles = position * rates
     row = np.zeros(d_model)
@@ -113,7 +113,7 @@ GRADERS = {
     "binary encoding": (ch02.check_binary_encoding, binary_encoding, True),
     "bit flips": (ch02.check_bit_flips, bit_flips, False),
     "sinusoidal table": (ch03.check_sinusoidal_table, sinusoidal_table, True),
-    "spot the bug": (ch03.check_seed002_fix, seed002_fixed, True),
+    "spot the bug": (ch03.check_chapter_fix, chapter_fixed, True),
     "layout permutation": (ch03.check_layout_permutation, layout_permutation, True),
     "offset similarity": (ch04.check_offset_similarity, offset_similarity, True),
     "look back": (ch04.check_look_back, look_back, True),

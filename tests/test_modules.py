@@ -29,7 +29,7 @@ def test_sinusoidal_module_equals_numpy_in_every_layout(layout):
 
 
 def test_batch_first_input_to_a_sequence_first_module_keeps_its_shape():
-    # The seed module's (max_len, 1, d) buffer turned a (3, 10) input into (3, 3, 10).
+    # The PyTorch snippet's (max_len, 1, d) buffer turned a (3, 10) input into (3, 3, 10).
     module = pe_lib.SinusoidalPositionalEncoding(10, batch_first=False)
     assert module(torch.zeros(3, 10)).shape == (3, 10)
     assert module(torch.zeros(4, 3, 10)).shape == (4, 3, 10)
