@@ -126,32 +126,43 @@ def length_independent(encode, *, d_model=8, train_len=64):
 
 
 def _per_offset(encode, d_model, train_len, max_offset, measure):
-    """For offsets k = 1..max_offset: the smallest and largest measure(PE(p), PE(p+k)) over every p.
+    """Per length n in (train_len, 2*train_len): [(k, smallest, largest) of measure(PE(p), PE(p+k)) over every p].
 
-    Sequences of train_len and 2*train_len are pooled. Returns [(k, smallest, largest), ...].
+    The lengths are kept apart: a value that changes with the length is the length-independence
+    test's finding, and counting it here again would fail a candidate twice for one flaw.
     """
-    tables = [_table(encode, n, d_model) for n in (train_len, 2 * train_len)]
-    ranges = []
-    for offset in range(1, max_offset + 1):
-        values = np.concatenate([measure(*_pairs(table, offset)) for table in tables])
-        ranges.append((offset, float(values.min()), float(values.max())))
-    return ranges
+    by_length = {}
+    for n in (train_len, 2 * train_len):
+        table = _table(encode, n, d_model)
+        by_length[n] = []
+        for offset in range(1, max_offset + 1):
+            values = measure(*_pairs(table, offset))
+            by_length[n].append((offset, float(values.min()), float(values.max())))
+    return by_length
 
 
-def _offset_verdict(ranges, what):
-    """Pass if every offset has one value; otherwise show the offset whose values spread most."""
-    failing = [(high - low, offset, low, high) for offset, low, high in ranges if not _same(low, high)]
-    if not failing:
-        _, low, _ = ranges[0]
-        return _verdict(True, f"one {what} per offset 1..{len(ranges)} (offset 1: {_g(low)})")
-    _, offset, low, high = max(failing)
-    return _verdict(False, f"positions {offset} apart: {what} from {_g(low)} to {_g(high)}")
+def _offset_verdict(by_length, what):
+    """Pass if, at each length, every offset has one value; otherwise name the length and offset that spread most."""
+    failing = [
+        (high - low, n, offset, low, high)
+        for n, ranges in by_length.items()
+        for offset, low, high in ranges
+        if not _same(low, high)
+    ]
+    if failing:
+        _, n, offset, low, high = max(failing)
+        return _verdict(False, f"n={n}, positions {offset} apart: {what} from {_g(low)} to {_g(high)}")
+    lengths = list(by_length)
+    offsets = len(by_length[lengths[0]])
+    first = " and ".join(_g(by_length[n][0][1]) for n in lengths)
+    where = " and at ".join(f"n={n}" for n in lengths)
+    return _verdict(True, f"one {what} per offset 1..{offsets} at {where} (offset 1: {first})")
 
 
 def consistent_distance(encode, *, d_model=8, train_len=64, max_offset=8):
     """Positions k apart are the same distance apart everywhere: ||PE(p+k) - PE(p)|| depends on k only.
 
-    Checked for k = 1..max_offset, every p, in sequences of train_len and 2*train_len.
+    Checked for k = 1..max_offset and every p, separately in sequences of train_len and 2*train_len.
     """
     try:
         ranges = _per_offset(encode, d_model, train_len, max_offset, lambda a, b: np.linalg.norm(b - a, axis=1))
@@ -198,7 +209,7 @@ def deterministic(encode, *, d_model=8, train_len=64):
 def offset_only_similarity(encode, *, d_model=8, train_len=64, max_offset=8):
     """What attention sees, PE(p) . PE(p+k), depends on the offset k only, not on where p is.
 
-    Checked for k = 1..max_offset, every p, in sequences of train_len and 2*train_len.
+    Checked for k = 1..max_offset and every p, separately in sequences of train_len and 2*train_len.
     """
     try:
         ranges = _per_offset(encode, d_model, train_len, max_offset, lambda a, b: np.sum(a * b, axis=1))
