@@ -12,19 +12,35 @@ from .encodings import (
     wavelengths,
 )
 from .modules import LearnedPositionalEmbedding, SinusoidalPositionalEncoding, TransformerEmbedding
+from .relative import (
+    RotaryEmbedding,
+    alibi_bias,
+    alibi_slopes,
+    apply_rope,
+    rope_frequencies,
+    t5_relative_bucket,
+    yarn_attention_scale,
+)
 
 __all__ = [
     "LearnedPositionalEmbedding",
+    "RotaryEmbedding",
     "SinusoidalPositionalEncoding",
     "TransformerEmbedding",
+    "alibi_bias",
+    "alibi_slopes",
+    "apply_rope",
     "binary_encoding",
     "dot_product_similarity",
     "frequencies",
     "integer_encoding",
     "normalized_encoding",
     "relative_rotation",
+    "rope_frequencies",
     "self_attention",
     "sinusoidal_encoding",
     "softmax",
+    "t5_relative_bucket",
     "wavelengths",
+    "yarn_attention_scale",
 ]
