@@ -10,7 +10,7 @@ import numpy as np
 from . import _validate, attention, encodings
 from .explorer import Explorer
 from .figures import floats, style_figsize
-from .grading import Feedback, as_numbers, run_safely
+from .grading import Feedback, as_numbers, hint_level, run_safely, with_hints
 from .text import measured
 
 
@@ -267,12 +267,28 @@ class OrderExplorer(Explorer):
         return (*self.images, self.axes[1].title, *self.bars, self.note)
 
 
-def check_permutation_matrix(permutation_matrix):
+_PERMUTATION_HINTS = (
+    "Row i of P @ x is the sum over j of P[i, j] * x[j]. Which single row of x should row i of the "
+    "result be, and what must row i of P look like to pick exactly that row?",
+    "Row i of P holds one 1 and zeros elsewhere, and the 1 sits in column order[i]. Rows like that are "
+    "rows of the identity matrix, taken in a new order.",
+    "P[i, order[i]] = 1 for every i and 0 elsewhere: the identity's rows in the given order.\n"
+    "    return np.eye(len(order))[order]",
+)
+
+
+def check_permutation_matrix(permutation_matrix, *, hint=0):
     """Grade `permutation_matrix(order) -> P`, the (n, n) matrix with P @ x == x[order].
 
     Row i of P picks row order[i] of x: P[i, order[i]] = 1, every other entry 0. Orders with
     3-cycles are used, so the transpose (which undoes the permutation) is caught.
+    hint: 0 for the verdict alone, 1..3 for more and more direct hints (3: the formula).
     """
+    shown = hint_level(hint, _PERMUTATION_HINTS)
+    return with_hints(_check_permutation_matrix(permutation_matrix), _PERMUTATION_HINTS, shown)
+
+
+def _check_permutation_matrix(permutation_matrix):
     exercise = "permutation matrix"
     orders = [[2, 0, 1], [1, 3, 0, 2], [0, 1, 2, 3], [3, 0, 4, 1, 2], [0]]
     x = np.random.default_rng(101).normal(size=(5, 3))
@@ -286,10 +302,10 @@ def check_permutation_matrix(permutation_matrix):
             return Feedback(exercise, False, f"return the matrix P as a NumPy array, got {value!r} for order={order}")
         expected = np.eye(n)[order]
         if matrix.shape != (n, n):
-            hint = f"for order={order}, P must have shape ({n}, {n}), got {matrix.shape}"
+            symptom = f"for order={order}, P must have shape ({n}, {n}), got {matrix.shape}"
             if matrix.ndim == 1:
-                hint += " (a 1-D answer is an order, not a matrix: put a 1 in row i, column order[i])"
-            return Feedback(exercise, False, hint)
+                symptom += " (a 1-D answer is an order, not a matrix)"
+            return Feedback(exercise, False, symptom)
         if np.allclose(matrix, expected):
             continue
         if np.allclose(matrix, expected.T):
@@ -297,7 +313,11 @@ def check_permutation_matrix(permutation_matrix):
                 exercise,
                 False,
                 f"for order={order} your P is transposed: it sends row i to place order[i], the inverse "
-                f"permutation. P @ x must equal x[order], so row i of P picks row order[i]: P[i, order[i]] = 1",
+                "permutation, so P @ x is not x[order]",
+                (
+                    "Row i of P @ x is the row of x that row i of P points at. Should row i of P point at the "
+                    "row that goes to place i, or at the place where row i goes?",
+                ),
             )
         if np.allclose(matrix, np.eye(n)):
             return Feedback(exercise, False, f"for order={order} you returned the identity: P @ x would be x unchanged")
@@ -359,14 +379,29 @@ def _equivariance_cases():
     ]
 
 
-def check_equivariance_test(is_permutation_equivariant):
+_EQUIVARIANCE_HINTS = (
+    "Shuffle the words and self-attention's output rows do not stay where they were: they move. "
+    "So what should f(x[order]) be compared with?",
+    "Equivariance means the output rows move with the input rows: shuffle the output f(x) by the same "
+    "`order` before comparing, and compare the floats up to rounding.",
+    "Compare f(x[order]) with f(x)[order], up to rounding:\n    return bool(np.allclose(f(x[order]), f(x)[order]))",
+)
+
+
+def check_equivariance_test(is_permutation_equivariant, *, hint=0):
     """Grade `is_permutation_equivariant(f, x, order) -> bool`: does f(x[order]) equal f(x)[order]?
 
     The learner's test is run on equivariant functions (self-attention, tanh, a mean copied
     to every row) and on ones that are not (attention with positions, a running sum, row
     reversal). The pattern of answers identifies the usual mistakes: testing invariance
     instead, permuting the other way, and comparing floats with ==.
+    hint: 0 for the verdict alone, 1..3 for more and more direct hints (3: the formula).
     """
+    shown = hint_level(hint, _EQUIVARIANCE_HINTS)
+    return with_hints(_check_equivariance_test(is_permutation_equivariant), _EQUIVARIANCE_HINTS, shown)
+
+
+def _check_equivariance_test(is_permutation_equivariant):
     exercise = "equivariance test"
     x, cases = _equivariance_cases()
     answers = []
@@ -374,13 +409,27 @@ def check_equivariance_test(is_permutation_equivariant):
         value, failure = run_safely(exercise, is_permutation_equivariant, function, x.copy(), list(order))
         if failure is not None:
             if "IndexError" in failure.message:
-                return Feedback(exercise, False, f"{failure.message} - permute the rows, x[order], not the columns")
+                return Feedback(
+                    exercise,
+                    False,
+                    f"{failure.message} - your test reorders the columns of x; order has one entry per row",
+                    (
+                        "x has shape (n, d) and order has n entries. Which axis does order number, and which "
+                        "axis does your indexing reorder?",
+                        "x[order] reorders the rows; x[:, order] would reorder the columns.",
+                    ),
+                )
             return failure
         if not isinstance(value, (bool, np.bool_)):
             return Feedback(
                 exercise,
                 False,
-                f"return a single True or False (np.allclose gives one), got {type(value).__name__} for {name}",
+                f"return a single True or False, got {type(value).__name__} for {name}",
+                (
+                    "Comparing two arrays with == gives one True or False per entry. How do you turn that "
+                    "into one answer for the whole array?",
+                    "np.allclose(a, b) compares two whole arrays and answers with one bool.",
+                ),
             )
         answers.append(bool(value))
     right = [answer == expected for answer, (_, _, _, expected, _) in zip(answers, cases, strict=True)]
@@ -395,25 +444,34 @@ def check_equivariance_test(is_permutation_equivariant):
     said = dict(zip((case[0] for case in cases), answers, strict=True))
     invariance = not said["self-attention"] and not said["self-attention (a swap)"] and not said["np.tanh"]
     if invariance and said["mean of the rows, copied to every row"]:
+        # The stub's mistake: name it (invariance) and what it gets wrong, not the comparison that fixes it.
         return Feedback(
             exercise,
             False,
-            "you tested invariance, f(x[order]) == f(x). Equivariance compares with the permuted output: "
-            "f(x[order]) == f(x)[order] (the output rows move with the input rows)",
+            "your test compares f(x[order]) with f(x) unshuffled: that is invariance, 'the output does not "
+            "change at all'. It says False for self-attention and tanh, yet both are equivariant",
         )
     if not said["self-attention"] and said["self-attention (a swap)"] and not said["np.tanh"]:
         return Feedback(
             exercise,
             False,
-            "you permute the rows the other way (or twice): that agrees for a swap but not for a 3-cycle. "
-            "Compare f(x[order]) with f(x)[order], the same index array on both sides",
+            "you permute the rows the other way (or twice): that agrees for a swap but not for a 3-cycle",
+            (
+                "A swap is its own inverse; a 3-cycle is not. Which side of your comparison uses the inverse "
+                "order (np.argsort(order), or indexing twice)?",
+                "Use the same index array on both sides: the input rows by x[order], the output rows by [order].",
+            ),
         )
     if not said["self-attention"] and said["np.tanh"]:
         return Feedback(
             exercise,
             False,
-            "self-attention fails your test only by rounding (~1e-16: its sums run in another order). Compare "
-            "floats with np.allclose, not == or np.array_equal",
+            "self-attention fails your test only by rounding (~1e-16: its sums run in another order)",
+            (
+                "Two float computations of the same maths can differ in the last digit. Which comparison "
+                "forgives that and nothing more?",
+                "Compare floats with np.allclose, not == or np.array_equal.",
+            ),
         )
     # Near misses: the test tells clear cases apart but lets one of these through.
     near_miss = not said["row reversal"] and not said["a running sum (like an RNN)"]
@@ -421,22 +479,33 @@ def check_equivariance_test(is_permutation_equivariant):
         return Feedback(
             exercise,
             False,
-            "your test passed a function whose output is right in row 0 only: does it stop after the first row "
-            "(a `return` inside the loop)? Compare every row",
+            "your test passed a function whose output is right in row 0 only",
+            (
+                "Does your test stop after the first row, with a `return` inside the loop?",
+                "Compare every row: np.allclose on the two whole arrays, no loop needed.",
+            ),
         )
     if near_miss and said["turning each row by its place"] and not said["adding 0.01 x the row's place"]:
         return Feedback(
             exercise,
             False,
             "your test passed a function that keeps each row's length but turns its direction: comparing norms "
-            "(lengths) is not enough, compare the rows themselves",
+            "(lengths) is not enough",
+            (
+                "Two vectors of the same length can point different ways. What must you compare to tell them apart?",
+                "Compare the rows themselves, every entry, not their norms.",
+            ),
         )
     if near_miss and said["adding 0.01 x the row's place"]:
         return Feedback(
             exercise,
             False,
-            "your test passed a function that is off by 0.01 to 0.04: its tolerance is too loose. np.allclose with "
-            "its defaults tells those apart and still forgives rounding",
+            "your test passed a function that is off by 0.01 to 0.04: its tolerance is too loose",
+            (
+                "Rounding makes differences of about 1e-16; a real difference here is 0.01. Which tolerance "
+                "tells those apart?",
+                "np.allclose with its default tolerances forgives rounding and still catches 0.01.",
+            ),
         )
     name, _, order, expected, why = next(case for case, ok in zip(cases, right, strict=True) if not ok)
     return Feedback(

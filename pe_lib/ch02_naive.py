@@ -10,7 +10,7 @@ import numpy as np
 from . import _validate, analysis, encodings
 from .explorer import Explorer
 from .figures import floats, new_axes, style_figsize
-from .grading import Feedback, as_numbers, run_safely
+from .grading import Feedback, as_numbers, hint_level, run_safely, with_hints
 
 
 def magnitude_against_words(positions, position_norms, word_norms, *, title, ax=None):
@@ -212,49 +212,90 @@ def _binary_reference(positions, d_model):
     return ((np.asarray(positions)[:, None] >> np.arange(d_model)) & 1).astype(float)
 
 
+_BINARY_HINTS = (
+    "Column j is bit j of p, counted from the right. How do you read bit 0 of a number (is it odd?), and "
+    "bit 1? And how many positions fit in d_model bits?",
+    "Shifting p right by j moves bit j to the end, and `& 1` keeps only that last bit. Broadcast a column "
+    "of positions (n, 1) against a row of bit indices (1, d_model). Raise ValueError when n > 2**d_model.",
+    "Bit j of every position at once, after the check:\n"
+    "    if n > 2**d_model:\n"
+    '        raise ValueError(f"{n} positions do not fit in {d_model} bits")\n'
+    "    return ((np.arange(n)[:, None] >> np.arange(d_model)[None, :]) & 1).astype(float)",
+)
+
+
 def _binary_mistake(table, n, d_model):
-    """A hint for a binary table that is not the reference, or None if it is right."""
+    """(symptom, own hint tiers) for a binary table that is not the reference, or None if it is right."""
     import numpy as np
 
     reference = _binary_reference(np.arange(n), d_model)
     if table.shape != (n, d_model):
         if table.shape == (d_model, n):
-            return f"your table has shape {table.shape}: rows are positions, columns are bits, so (n, d_model)"
+            return f"your table has shape {table.shape}: rows are positions, columns are bits, so (n, d_model)", ()
         if table.ndim == 2 and table.shape[1] == d_model and abs(table.shape[0] - n) == 1:
             return (
-                f"for n={n} your table has {table.shape[0]} rows: off by one. Positions are 0..n-1, "
-                "that is n rows (np.arange(n))"
+                f"for n={n} your table has {table.shape[0]} rows: off by one. Positions 0..n-1 are n rows",
+                ("Which positions does your code produce for n = 3? They should be 0, 1 and 2.",),
             )
-        return f"for n={n}, d_model={d_model} the table must have shape {(n, d_model)}, got {table.shape}"
+        return f"for n={n}, d_model={d_model} the table must have shape {(n, d_model)}, got {table.shape}", ()
     if np.array_equal(table, reference):
         return None
     if np.array_equal(table, reference[:, ::-1]) or any(
         np.array_equal(table[:, :w], reference[:, :w][:, ::-1]) and not table[:, w:].any() for w in range(2, d_model)
     ):
         return (
-            "you wrote the most significant bit first. Column j must hold bit j counted from the right, "
-            "(p >> j) & 1, so column 0 flips at every step (np.binary_repr and format(p, 'b') read the other way)"
+            "you wrote the most significant bit first: column 0 must flip at every step (0, 1, 0, 1, ...), "
+            "yours does not",
+            (
+                "np.binary_repr and format(p, 'b') write the highest bit first. Which bit should column 0 hold?",
+                "Column j holds bit j counted from the right, (p >> j) & 1; a string would have to be read backwards.",
+            ),
         )
     if n > 1 and np.array_equal(table, _binary_reference(np.arange(1, n + 1), d_model)):
-        return "your first row encodes position 1: positions start at 0, so the first row is all zeros"
+        return (
+            "your first row encodes position 1: positions start at 0, so the first row is all zeros",
+            ("np.arange(n) gives 0 .. n-1: where does your 1 .. n come from?",),
+        )
     if np.array_equal(table, 2 * reference - 1):
-        return "use bits 0 and 1, not -1 and +1"
+        return (
+            "your entries are -1 and +1: a bit is 0 or 1, not -1 and +1",
+            ("Where does a -1 come from in your code? A bit is (p >> j) & 1, nothing more.",),
+        )
     if not np.isin(table, (0, 1)).all():
-        return "every entry must be 0 or 1: take the lowest bit after shifting, (p >> j) & 1, not p >> j alone"
+        return (
+            f"every entry must be 0 or 1; yours has {table[~np.isin(table, (0, 1))][0]:g}",
+            (
+                "After shifting p right by j, bit j is the last bit, but the higher bits are still there. "
+                "How do you keep only the last one?",
+                "Take the lowest bit after shifting: (p >> j) & 1, not p >> j alone.",
+            ),
+        )
     if d_model > 1 and n > 2 and np.array_equal(table, np.repeat(reference[:, :1], d_model, axis=1)):
-        return "every column holds bit 0 (p % 2): shift p right by j before taking the lowest bit of column j"
+        return (
+            "every column holds bit 0 (p % 2)",
+            (
+                "Column j should hold bit j. What brings bit j of p down to the lowest place?",
+                "Shift p right by j before taking the lowest bit of column j: (p >> j) & 1.",
+            ),
+        )
     row = int(np.argmax(np.any(table != reference, axis=1)))
     got = table[row].astype(int).tolist()
-    return f"row {row} (position {row}) should be {reference[row].astype(int).tolist()}, got {got}"
+    return f"row {row} (position {row}) should be {reference[row].astype(int).tolist()}, got {got}", ()
 
 
-def check_binary_encoding(binary_encoding):
+def check_binary_encoding(binary_encoding, *, hint=0):
     """Grade binary_encoding(n, d_model) -> (n, d_model): column j = bit j of p, least significant first.
 
     Also: n = 2**d_model positions still fit; n > 2**d_model must raise ValueError.
+    hint: 0 for the verdict alone, 1..3 for more and more direct hints (3: the formula).
     """
+    shown = hint_level(hint, _BINARY_HINTS)
+    return with_hints(_check_binary_encoding(binary_encoding), _BINARY_HINTS, shown)
 
+
+def _check_binary_encoding(binary_encoding):
     name = "binary_encoding"
+    too_many = ("How many positions fit in d_model bits?", "Check n against 2**d_model before building the table.")
     # Odd and even widths, a table that fills its bits exactly, and one past 256 positions (a uint8 overflows).
     for n, d_model in ((6, 3), (13, 5), (16, 4), (1, 2), (40, 7), (256, 8), (300, 10)):
         value, failed = run_safely(name, binary_encoding, n, d_model)
@@ -262,34 +303,58 @@ def check_binary_encoding(binary_encoding):
             return Feedback(
                 name,
                 False,
-                f"n={n} positions (0..{n - 1}) still fit in d_model={d_model} bits; "
-                f"raise only when n > 2**d_model ({failed.message})",
+                f"n={n} positions (0..{n - 1}) still fit in d_model={d_model} bits, yet your function "
+                f"failed ({failed.message})",
+                ("Which is the largest n that fits in d_model bits: 2**d_model - 1 or 2**d_model?", *too_many[1:]),
             )
         if failed is not None:
             return Feedback(name, False, f"for n={n}, d_model={d_model} {failed.message}")
         table = as_numbers(value)
         if table is None:
             return Feedback(name, False, f"return a NumPy array of 0s and 1s, got {type(value).__name__}")
-        hint = _binary_mistake(table, n, d_model)
-        if hint:
-            return Feedback(name, False, hint)
+        mistake = _binary_mistake(table, n, d_model)
+        if mistake:
+            return Feedback(name, False, *mistake)
     try:
         binary_encoding(9, 3)
     except ValueError:
         return Feedback(name, True, "bits least significant first, n rows, and a clear error when n > 2**d_model")
     except Exception as error:  # the learner's code may raise anything; name it in the hint
         raised = type(error).__name__
-        return Feedback(name, False, f"for n=9, d_model=3 raise ValueError (too many positions), not {raised}")
+        return Feedback(
+            name,
+            False,
+            f"for n=9, d_model=3 (too many positions) the exercise asks for ValueError, not {raised}",
+            ("Which line raises? Raise the error yourself, before anything else can fail.",),
+        )
     return Feedback(
         name,
         False,
         "for n=9, d_model=3 you returned a table, but position 8 = 0b1000 needs 4 bits, so its row "
-        "repeats position 0. Raise ValueError when n > 2**d_model",
+        "repeats position 0, and no ValueError was raised",
+        too_many,
     )
 
 
-def check_bit_flips(bit_flips):
-    """Grade bit_flips(p) -> int: how many bits differ between the binary codes of p and p + 1."""
+_BIT_FLIPS_HINTS = (
+    "Write p and p + 1 in binary, one under the other, for p = 3, 7 and 8. Which bits change, and why can "
+    "adding 1 change more than one bit?",
+    "Adding 1 turns the trailing 1s of p into 0s and the 0 above them into a 1. XOR (p ^ q) has a 1 exactly "
+    "where p and q differ: count those 1s.",
+    'Count the 1s of p XOR (p + 1):\n    return bin(p ^ (p + 1)).count("1")',
+)
+
+
+def check_bit_flips(bit_flips, *, hint=0):
+    """Grade bit_flips(p) -> int: how many bits differ between the binary codes of p and p + 1.
+
+    hint: 0 for the verdict alone, 1..3 for more and more direct hints (3: the formula).
+    """
+    shown = hint_level(hint, _BIT_FLIPS_HINTS)
+    return with_hints(_check_bit_flips(bit_flips), _BIT_FLIPS_HINTS, shown)
+
+
+def _check_bit_flips(bit_flips):
     name = "bit_flips"
     positions = [*range(0, 70), 127, 255, 1000, 1023, 4095, 65_535]
     answers = {}
@@ -316,14 +381,20 @@ def check_bit_flips(bit_flips):
         return Feedback(
             name,
             False,
-            "you compared how many 1s p and p+1 have. 7 = 0b111 and 8 = 0b1000 differ by two 1s, yet all 4 bits "
-            "flip: compare bit by bit, e.g. count the 1s of p ^ (p + 1)",
+            "you compared how many 1s p and p+1 have. 7 = 0b111 and 8 = 0b1000 differ by two 1s, yet all 4 bits flip",
+            (
+                "Counting the 1s forgets where they are. How can you compare p and p + 1 bit by bit?",
+                "XOR marks every bit that differs with a 1: count the 1s of p ^ (p + 1).",
+            ),
         )
     if all(answers[p] == (ones((p - 1) ^ p) if p else 0) for p in positions):
         return Feedback(name, False, "you counted the flips from p - 1 to p; the step asked for is p -> p + 1")
     if all(answers[p] == right[p] - 1 for p in positions):
         return Feedback(
-            name, False, "one short every time: the trailing 1s of p turn to 0, and the 0 above them turns to 1 too"
+            name,
+            False,
+            f"one short every time: bit_flips(7) should be {right[7]}, got {answers[7]}",
+            ("Adding 1 turns the trailing 1s of p into 0s. Which other bit changes as well?",),
         )
     wrong = next(p for p in positions if answers[p] != right[p])
     return Feedback(

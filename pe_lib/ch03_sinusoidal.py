@@ -10,7 +10,7 @@ import numpy as np
 from . import _validate, encodings
 from .explorer import Explorer
 from .figures import floats, new_axes, style_figsize
-from .grading import Feedback, as_numbers, run_safely, tolerance_for
+from .grading import Feedback, as_numbers, hint_level, run_safely, tolerance_for, with_hints
 
 
 def dimension_waves(table, columns, *, title, positions=None, step=False, xlabel="position", ax=None):
@@ -245,66 +245,90 @@ def _sinusoid_table(positions, rates, *, swap=False, layout="interleaved"):
 
 
 def _typical_mistakes(positions, d_model, base=10000.0):
-    """(table, hint) for the usual ways a sinusoidal table goes wrong, most specific first."""
+    """(table, symptom, own hint tiers) for the usual ways a sinusoidal table goes wrong, most specific first."""
     column = np.arange(d_model)
     i = column // 2  # the pair index of each column
     right = base ** (-2 * i / d_model)
     positions = np.asarray(positions, dtype=np.float64)
+    interleave = "Column 2i holds the sine, column 2i+1 the cosine of the same angle p * w_i."
     return [
         (
+            # The book chapter's bug: its own tiers are the general ones of check_chapter_fix.
             _sinusoid_table(positions, np.pi * i * right),
-            "columns 0 and 1 never change (always 0 and 1), and the other pairs turn too fast (pair i by a factor "
-            "π·i). Look at line 1: what multiplies the rate 1 / 10000**(2i/d_model)? The rate should be nothing "
-            "more than that.",
+            "columns 0 and 1 never change (always 0 and 1), and every other pair turns too fast "
+            "(pair 1 about 3.1 times, pair 2 about 6.3 times, pair 3 about 9.4 times).",
+            (),
         ),
         (
             _sinusoid_table(positions, i * right),
-            "you removed π but kept the factor i//2: the first pair is still frozen at (0, 1). "
-            "Drop `np.arange(d_model) // 2 *` as well.",
+            "you removed π but kept the factor i//2: the first pair is still frozen at (0, 1).",
+            (
+                "What does the factor i//2 make of the rate of pair 0?",
+                "Drop `np.arange(d_model) // 2 *` as well: the rate alone is 1 / 10000**(2i/d_model).",
+            ),
         ),
         (
             _sinusoid_table(positions, right, swap=True),
-            "your sin and cos columns are swapped: column 2i must hold the sine, column 2i+1 the cosine "
-            "(row 0 should start 0, 1, 0, 1, ...).",
+            "your sin and cos columns are swapped: row 0 should start 0, 1, 0, 1, ... and yours starts 1, 0, 1, 0.",
+            ("sin 0 = 0 and cos 0 = 1: which of the two belongs in column 0?", interleave),
         ),
         (
             _sinusoid_table(positions, right, layout="concatenated"),
             "you built the concatenated layout [all sines | all cosines] (tensor2tensor, the TensorFlow tutorial); "
-            "the paper interleaves them: column 2i = sin, column 2i+1 = cos of the same angle.",
+            "the paper interleaves them.",
+            ("Which columns do your sines fill, and which ones should they fill?", interleave),
         ),
         (
             _sinusoid_table(positions, base ** (-column / d_model)),
-            "each column uses its own index j in the exponent (10000**(j/d_model)); a sin/cos pair must share "
-            "one angle: use the pair's even index 2i, i.e. 10000**(2*(j//2)/d_model).",
+            "each column uses its own index j in the exponent (10000**(j/d_model)), so a sin/cos pair does not "
+            "share one angle.",
+            (
+                "Columns 2i and 2i+1 are the two coordinates of one pendulum: should their angles differ?",
+                "Use the pair's even index 2i in the exponent, 10000**(2*(j//2)/d_model).",
+            ),
         ),
         (
             _sinusoid_table(positions, base ** (-i / d_model)),
-            "the exponent uses i where the formula has 2i: 10000**(i/d_model) turns every pair too fast. "
-            "torch.arange(0, d_model, 2) already gives 2i; with arange(d_model // 2) multiply by 2.",
+            "the exponent uses i where the formula has 2i: 10000**(i/d_model) turns every pair too fast.",
+            (
+                "Print your exponents next to 2i/d_model for i = 0, 1, 2: where do they part?",
+                "torch.arange(0, d_model, 2) already gives 2i; with arange(d_model // 2) multiply by 2.",
+            ),
         ),
         (
             _sinusoid_table(positions, base ** (-4 * i / d_model)),
-            "the exponent is doubled (4i/d_model): arange(0, d_model, 2) already gives 2i, do not multiply it "
-            "by 2 again.",
+            "the exponent is doubled (4i/d_model): every pair after the first turns too slowly.",
+            (
+                "Print your exponents next to 2i/d_model for i = 0, 1, 2: where do they part?",
+                "arange(0, d_model, 2) already gives 2i: do not multiply it by 2 again.",
+            ),
         ),
         (
             _sinusoid_table(positions, base ** (2 * i / d_model)),
-            "the minus sign is missing: div_term = exp(-2i·ln(10000)/d_model); without it the frequencies grow "
-            "to almost 10000 instead of shrinking to almost 1/10000.",
+            "the minus sign is missing: your frequencies grow to almost 10000 instead of shrinking to almost 1/10000.",
+            (
+                "Should the slow pairs be at the start or at the end of the row?",
+                "div_term = exp(-2i·ln(10000)/d_model): the minus makes it 1/10000**(2i/d_model).",
+            ),
         ),
         (
             _sinusoid_table(positions, np.exp(-2 * i * np.log10(base) / d_model)),
-            "you used log10(10000) = 4 where the formula needs the natural log ln(10000) ≈ 9.21 (math.log, np.log).",
+            "you used log10(10000) = 4 where the formula needs the natural log ln(10000) ≈ 9.21.",
+            (
+                "exp undoes the natural log, not log10: which log belongs inside exp(...)?",
+                "Use math.log or np.log (natural), not math.log10 or np.log10.",
+            ),
         ),
         (
             _sinusoid_table(positions + 1, right),
             "your positions start at 1; the formula counts from position 0 (row 0 is sin 0 = 0, cos 0 = 1, ...).",
+            ("np.arange(n) gives 0 .. n-1: where does your 1 .. n come from?",),
         ),
     ]
 
 
 def _diagnose(exercise, table, positions, d_model, what, tolerance=_TABLE_TOLERANCE):
-    """Compare a learner's table (rows = positions) with the reference; Feedback with a specific hint.
+    """Compare a learner's table (rows = positions) with the reference; None if right, else a Feedback.
 
     tolerance: how far a correct answer may be off (grading.tolerance_for: wider for half precision).
     """
@@ -316,8 +340,8 @@ def _diagnose(exercise, table, positions, d_model, what, tolerance=_TABLE_TOLERA
             return Feedback(
                 exercise,
                 False,
-                f"{what} returned shape {table.shape}: rows must be positions and "
-                f"columns dimensions, expected {reference.shape} (transpose it)",
+                f"{what} returned shape {table.shape}, the transpose of the expected {reference.shape}: "
+                "rows are positions, columns dimensions",
             )
         return Feedback(exercise, False, f"{what} returned shape {table.shape}, expected {reference.shape}")
     if not np.all(np.isfinite(table)):
@@ -325,15 +349,14 @@ def _diagnose(exercise, table, positions, d_model, what, tolerance=_TABLE_TOLERA
     if np.allclose(table, reference, atol=tolerance, rtol=0):
         return None
     if not np.any(table):
+        row = min(1, len(positions) - 1)  # position 1 shows every kind of column moving
+        start = ", ".join(f"{value:.4f}" for value in reference[row, :4])
         return Feedback(
-            exercise,
-            False,
-            f"{what} returned zeros: fill columns 0::2 with sin(pos * div_term) and "
-            "columns 1::2 with cos(pos * div_term)",
+            exercise, False, f"{what} returned only zeros; at position {positions[row]:g} the row should start {start}"
         )
-    for mistake, hint in _typical_mistakes(positions, d_model):
+    for mistake, symptom, hints in _typical_mistakes(positions, d_model):
         if np.allclose(table, mistake, atol=tolerance, rtol=0):
-            return Feedback(exercise, False, hint)
+            return Feedback(exercise, False, symptom, hints)
     wrong = np.abs(table - reference) > tolerance
     row, column = np.argwhere(wrong)[0]
     kind = "sin" if column % 2 == 0 else "cos"
@@ -345,8 +368,32 @@ def _diagnose(exercise, table, positions, d_model, what, tolerance=_TABLE_TOLERA
     )
 
 
-def check_sinusoidal_table(function):
-    """Grade `function(n, d_model) -> (n, d_model)`, the paper's encoding of positions 0..n-1 (even d_model)."""
+_TABLE_HINTS = (
+    "Every row is one position p, every pair of columns (2i, 2i+1) one pendulum turning at its own rate w_i. "
+    "Can you build all the angles p * w_i at once, from a column of positions and a row of rates?",
+    "div_term = exp(-2i·ln(10000)/d_model) for 2i = 0, 2, 4, ... (np.arange(0, d_model, 2)); "
+    "angles = positions[:, None] * div_term has shape (n, d_model/2). The even columns take the sines of "
+    "those angles, the odd columns the cosines.",
+    "Sines into the even columns, cosines into the odd ones:\n"
+    "    pos = np.arange(n)[:, None]\n"
+    "    div_term = np.exp(np.arange(0, d_model, 2) * -np.log(10000.0) / d_model)\n"
+    "    table = np.zeros((n, d_model))\n"
+    "    table[:, 0::2] = np.sin(pos * div_term)\n"
+    "    table[:, 1::2] = np.cos(pos * div_term)\n"
+    "    return table",
+)
+
+
+def check_sinusoidal_table(function, *, hint=0):
+    """Grade `function(n, d_model) -> (n, d_model)`, the paper's encoding of positions 0..n-1 (even d_model).
+
+    hint: 0 for the verdict alone, 1..3 for more and more direct hints (3: the formula).
+    """
+    shown = hint_level(hint, _TABLE_HINTS)
+    return with_hints(_check_sinusoidal_table(function), _TABLE_HINTS, shown)
+
+
+def _check_sinusoidal_table(function):
     exercise = "sinusoidal table"
     # One pair, an odd number of pairs, a single row, and rows far enough for slow pairs to move.
     for n, d_model in ((50, 16), (9, 6), (1, 4), (300, 2), (97, 64)):
@@ -360,8 +407,26 @@ def check_sinusoidal_table(function):
     return Feedback(exercise, True, "your table matches pe_lib.sinusoidal_encoding for several n and d_model")
 
 
-def check_chapter_fix(function):
-    """Grade `function(position, d_model) -> (d_model,)`, the book chapter's snippet, corrected (one row)."""
+_CHAPTER_HINTS = (
+    "Look at line 1. It should compute each column's rate, 1 / 10000**(2i/d_model) with i = j // 2, and "
+    "nothing more. What else multiplies the rate there?",
+    "Line 1 multiplies the rate by np.arange(d_model) // 2 * np.pi: that is 0 for the first pair, which "
+    "therefore never moves, and π·i for pair i. Remove both factors.",
+    "Line 1, fixed (the rate and nothing more):\n"
+    "    angle_rads = 1 / np.power(10000, 2 * (np.arange(d_model) // 2) / np.float32(d_model))",
+)
+
+
+def check_chapter_fix(function, *, hint=0):
+    """Grade `function(position, d_model) -> (d_model,)`, the book chapter's snippet, corrected (one row).
+
+    hint: 0 for the verdict alone, 1..3 for more and more direct hints (3: the corrected line).
+    """
+    shown = hint_level(hint, _CHAPTER_HINTS)
+    return with_hints(_check_chapter_fix(function), _CHAPTER_HINTS, shown)
+
+
+def _check_chapter_fix(function):
     exercise = "spot the bug"
     positions = np.array([0, 1, 2, 5, 13, 40, 99])
     for d_model in (8, 6, 20):
@@ -390,8 +455,35 @@ def check_chapter_fix(function):
     )
 
 
-def check_layout_permutation(function):
-    """Grade `function(d_model) -> perm` with interleaved[:, perm] == concatenated for every position."""
+_LAYOUT_HINTS = (
+    "perm[c] names the interleaved column that lands in place c of the result. Which interleaved columns "
+    "hold the sines, and which the cosines?",
+    "Interleaved is sin0 cos0 sin1 cos1 ...; concatenated is sin0 sin1 ... followed by cos0 cos1 .... So "
+    "the result takes the sine columns 0, 2, 4, ... first, then the cosine columns 1, 3, 5, ....",
+    "The even columns, then the odd ones (np.r_ joins the two ranges):\n    return np.r_[0:d_model:2, 1:d_model:2]",
+)
+
+
+def _layout_column(column, d_model, layout):
+    """What a column of a layout holds, e.g. 'the cos of pair 0' (an odd d_model has one more sine)."""
+    if layout == "interleaved":
+        kind, pair = ("sin", "cos")[column % 2], column // 2
+    else:
+        sines = (d_model + 1) // 2
+        kind, pair = ("sin", column) if column < sines else ("cos", column - sines)
+    return f"the {kind} of pair {pair}"
+
+
+def check_layout_permutation(function, *, hint=0):
+    """Grade `function(d_model) -> perm` with interleaved[:, perm] == concatenated for every position.
+
+    hint: 0 for the verdict alone, 1..3 for more and more direct hints (3: the formula).
+    """
+    shown = hint_level(hint, _LAYOUT_HINTS)
+    return with_hints(_check_layout_permutation(function), _LAYOUT_HINTS, shown)
+
+
+def _check_layout_permutation(function):
     exercise = "layout permutation"
     for d_model in (2, 8, 10, 64):
         value, failure = run_safely(exercise, function, d_model)
@@ -417,16 +509,21 @@ def check_layout_permutation(function):
             return Feedback(
                 exercise,
                 False,
-                "that permutation goes the other way: concatenated[:, perm] gives the "
-                "interleaved table. You need interleaved[:, perm] == concatenated "
-                "(hint: first all even columns, then all odd ones).",
+                "that permutation goes the other way: concatenated[:, perm] gives the interleaved table",
+                (
+                    "Your perm says where each interleaved column goes; the exercise asks, for each place c, "
+                    "which interleaved column comes from. How do you turn one into the other?",
+                    "Invert your permutation (np.argsort(perm)), or build perm place by place.",
+                ),
             )
+        # Measured: the first place that holds the wrong column, and what it should hold.
+        place = int(np.argmax(~np.all(np.isclose(interleaved[:, perm], concatenated), axis=0)))
         return Feedback(
             exercise,
             False,
-            f"for d_model={d_model}, interleaved[:, perm] is not the concatenated "
-            "table: its first half must be the sin columns 0, 2, 4, ..., its second half the cos "
-            "columns 1, 3, 5, ...",
+            f"for d_model={d_model}, interleaved[:, perm] is not the concatenated table: its column {place} is "
+            f"interleaved column {perm[place]} ({_layout_column(perm[place], d_model, 'interleaved')}), where "
+            f"the concatenated table has {_layout_column(place, d_model, 'concatenated')}",
         )
     return Feedback(
         exercise,

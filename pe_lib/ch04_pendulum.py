@@ -11,7 +11,7 @@ import numpy as np
 from . import _validate, analysis, attention, encodings
 from .explorer import Explorer
 from .figures import freeze_layout, new_axes, style_figsize
-from .grading import Feedback, as_numbers, run_safely, tolerance_for
+from .grading import Feedback, as_numbers, hint_level, run_safely, tolerance_for, with_hints
 
 
 def _pendulum_figure(d_model, base):
@@ -229,48 +229,88 @@ def _one_number(exercise, value):
         return None, Feedback(
             exercise,
             False,
-            f"return one number, got an array of shape {array.shape}: add up the pairs' shares with np.sum",
+            f"return one number, got an array of shape {array.shape}",
+            (
+                "Your array looks like one share per pair. What is the dot product made of those shares?",
+                "Add the pairs' shares up (np.sum) and return one float.",
+            ),
         )
     return float(array.reshape(())), None
 
 
-def _offset_similarity_hint(value, k, d_model, base):
-    """Name the typical mistake that produces `value` for PE(p)·PE(p+k)."""
+def _offset_similarity_mistake(value, k, d_model, base):
+    """(symptom, own hint tiers) for the typical mistake that produces `value` for PE(p)·PE(p+k)."""
 
     def matches(candidate):
         return bool(np.isclose(value, candidate, rtol=1e-6, atol=1e-6))
 
+    count_terms = "How many sin/cos pairs are there, and how many terms does your sum have?"
     if matches(2 * _cos_sum(k, d_model, base)):
         return (
-            "twice the right answer: each sin/cos pair adds ONE term, sin·sin + cos·cos = cos(w_i k),"
-            " so there are d_model/2 terms, not d_model"
+            "twice the right answer",
+            (count_terms, "Each pair adds ONE term, sin·sin + cos·cos: d_model/2 terms, not d_model."),
         )
     if matches(_cos_sum(k, d_model, base, terms=d_model)) or matches(
         _cos_sum(k, d_model, base, terms=d_model, exponent=1)
     ):
-        return "you summed over d_model frequencies; there are only d_model/2 pairs, i = 0 .. d_model/2 - 1"
+        return (
+            "you summed over d_model frequencies",
+            (count_terms, "There are only d_model/2 pairs, i = 0 .. d_model/2 - 1: pe_lib.frequencies gives them."),
+        )
     if matches(_cos_sum(k, d_model, base, exponent=1)):
-        return "check the frequencies: w_i = base**(-2i/d_model), with the factor 2 (pe_lib.frequencies gives them)"
+        return (
+            "your frequencies are off: these are base**(-i/d_model), without the factor 2 in the exponent",
+            (
+                "Where do your w_i come from?",
+                "Take them from pe_lib.frequencies(d_model, base=base): w_i = base**(-2i/d_model).",
+            ),
+        )
     if matches(_cos_sum(k, d_model, base, wave=np.sin)):
         return (
-            "use cos, not sin: sin(a)sin(b) + cos(a)cos(b) = cos(b - a), so pair i adds cos(w_i k);"
-            " at k = 0 the answer must be d_model/2"
+            "you summed sines: at k = 0 that gives 0, but PE(p)·PE(p) = d_model/2",
+            (
+                "Which trigonometric identity does sin(a)sin(b) + cos(a)cos(b) simplify with?",
+                "sin(a)sin(b) + cos(a)cos(b) = cos(b - a): pair i adds a cosine, not a sine.",
+            ),
         )
     if base != 10000.0 and matches(_cos_sum(k, d_model, 10000.0)):
-        return "you ignored the base argument: the frequencies are base**(-2i/d_model)"
+        return (
+            "you ignored the base argument: your answer is the one for base 10000",
+            ("Does your function pass `base` on to the frequencies?",),
+        )
     if matches(d_model / 2):
-        return "your answer does not change with k: pair i adds cos(w_i k), which is 1 only at k = 0"
-    return (
-        "pair i adds sin(w_i p)sin(w_i (p+k)) + cos(w_i p)cos(w_i (p+k)) = cos(w_i k);"
-        " sum that over the d_model/2 pairs, with w_i = base**(-2i/d_model)"
-    )
+        return (
+            "your answer does not change with k: it is always d_model/2, right only at k = 0",
+            (
+                "At k = 0 every pendulum is where it started; at k = 1 the fast ones have turned. "
+                "What does one pair add as a function of its angle w_i k?",
+            ),
+        )
+    return "your function does not give PE(p)·PE(p+k)", ()
 
 
-def check_offset_similarity(learner_function):
+_OFFSET_HINTS = (
+    "The dot product adds up column by column, and the columns come in sin/cos pairs with one angle each. "
+    "Write what pair i adds with a = w_i p and b = w_i (p + k): can you simplify it?",
+    "sin(a)sin(b) + cos(a)cos(b) is a cosine identity, the cosine of the difference; and b - a = w_i k, with "
+    "no p left. Add that up over the d_model/2 pairs.",
+    "PE(p)·PE(p+k) = sum over the pairs of cos(w_i k):\n"
+    "    w = pe_lib.frequencies(d_model, base=base)\n"
+    "    return float(np.sum(np.cos(w * k)))",
+)
+
+
+def check_offset_similarity(learner_function, *, hint=0):
     """Grade `learner_function(k, d_model, base)`: PE(p)·PE(p+k) in closed form, one number (even d_model).
 
     The reference is the dot product of two rows of pe_lib.sinusoidal_encoding.
+    hint: 0 for the verdict alone, 1..3 for more and more direct hints (3: the formula).
     """
+    shown = hint_level(hint, _OFFSET_HINTS)
+    return with_hints(_check_offset_similarity(learner_function), _OFFSET_HINTS, shown)
+
+
+def _check_offset_similarity(learner_function):
     exercise = "offset similarity"
     cases = [(3, 16, 1e4), (0, 64, 1e4), (1, 64, 1e4), (-7, 64, 1e4), (250, 100, 1e4), (5, 32, 100.0), (12.5, 8, 1e3)]
     for k, d_model, base in cases:
@@ -286,9 +326,9 @@ def check_offset_similarity(learner_function):
         if failure is not None:  # a Feedback that did not pass is falsy
             return failure
         if not np.isclose(value, expected, rtol=tolerance, atol=tolerance):
-            hint = _offset_similarity_hint(value, k, d_model, base)
+            symptom, hints = _offset_similarity_mistake(value, k, d_model, base)
             case = f"k={k:g}, d_model={d_model}, base={base:g}: expected {expected:.4f}, got {value:.4f}"
-            return Feedback(exercise, False, f"{hint} ({case})")
+            return Feedback(exercise, False, f"{symptom} ({case})", hints)
     return Feedback(
         exercise,
         True,
@@ -296,12 +336,29 @@ def check_offset_similarity(learner_function):
     )
 
 
-def check_look_back(learner_function):
+_LOOK_BACK_HINTS = (
+    "With W_q = I the score of query p for key q is PE(p)·(PE(q) W_k). It is largest where the key row "
+    "PE(q) W_k equals PE(p). For q = p - k, what must W_k do to PE(q)?",
+    "Section 'Before or after?': with W_k = relative_rotation(a) every query looks a positions AHEAD. "
+    "Which a makes it look k positions back?",
+    "a = -k: each key row becomes PE(q + k), which matches the query p = q + k "
+    "(relative_rotation(k, d_model).T is the same matrix):\n"
+    "    return pe_lib.relative_rotation(-k, d_model)",
+)
+
+
+def check_look_back(learner_function, *, hint=0):
     """Grade `learner_function(k, d_model)` -> W_k of shape (d_model, d_model).
 
     With W_q = identity, the score of query p for key q is PE(p)·(PE(q) W_k) (row vectors);
     it must be largest at q = p - k: a head that looks k positions back.
+    hint: 0 for the verdict alone, 1..3 for more and more direct hints (3: the formula).
     """
+    shown = hint_level(hint, _LOOK_BACK_HINTS)
+    return with_hints(_check_look_back(learner_function), _LOOK_BACK_HINTS, shown)
+
+
+def _check_look_back(learner_function):
     exercise = "look back"
     n = 48
     for d_model, k in [(16, 1), (64, 3), (32, 5), (64, 10)]:
@@ -315,6 +372,8 @@ def check_look_back(learner_function):
             return Feedback(exercise, False, f"return a ({d_model}, {d_model}) matrix, got shape {weights.shape}")
         if not np.isfinite(weights).all():
             return Feedback(exercise, False, "your matrix contains NaN or infinity")
+        if not weights.any():
+            return Feedback(exercise, False, "your matrix is all zeros: every score is 0, so the head prefers nothing")
         encoding = encodings.sinusoidal_encoding(n, d_model)
         scores = encoding @ (encoding @ weights).T  # row p: the query at p; column q: the key at q
         rows = np.arange(k, n - k)
@@ -325,22 +384,19 @@ def check_look_back(learner_function):
         typical = int(offsets[counts.argmax()])
         where = "q = p" if typical == 0 else f"q = p {'+' if typical > 0 else '-'} {abs(typical)}"
         case = f"(k={k}, d_model={d_model}: the scores peak at {where}, wanted q = p - {k})"
+        hints = ()
         if typical == k:
-            hint = (
-                "your head looks k positions AHEAD: the key is rotated the wrong way."
-                " Rotate by -k: relative_rotation(-k), which equals relative_rotation(k).T"
+            symptom = "your head looks k positions AHEAD: the key is rotated the wrong way"
+            hints = (
+                "A rotation turned the wrong way looks forward instead of back. How do you undo a rotation?",
+                "Rotate by -k: relative_rotation(-k), which equals relative_rotation(k).T.",
             )
         elif typical == 0:
-            hint = (
-                "your head attends to its own position: without a rotation the dot product cannot tell"
-                " before from after. Rotate the keys so that PE(q) W_k lines up with PE(q + k)"
-            )
+            symptom = "your head attends to its own position"
         else:
-            hint = (
-                "the score is PE(p)·(W_k^T PE(q)) in column-vector form; choose W_k so that W_k^T PE(q) = PE(q + k),"
-                " i.e. W_k^T = relative_rotation(k)"
-            )
-        return Feedback(exercise, False, f"{hint} {case}")
+            symptom = "your head looks at the wrong offset"
+            hints = ("In column-vector form the score is PE(p)·(W_k^T PE(q)). Which W_k^T turns PE(q) into PE(q + k)?",)
+        return Feedback(exercise, False, f"{symptom} {case}", hints)
     return Feedback(
         exercise,
         True,

@@ -13,7 +13,7 @@ from . import _validate, analysis, encodings, experiments
 from .data import load_minilm_embeddings
 from .explorer import Explorer
 from .figures import floats, heatmap, new_axes, style_figsize
-from .grading import Feedback, as_numbers, run_safely, tolerance_for
+from .grading import Feedback, as_numbers, hint_level, run_safely, tolerance_for, with_hints
 
 _VARIANT_COLOURS = {"none": "tab:gray", "learned": "tab:orange", "sinusoidal": "tab:blue"}
 
@@ -272,43 +272,77 @@ def _offset_means(matrix, reduce=np.mean):
 
 
 def _similarity_mistakes(table):
-    """(result, hint) for the usual ways a similarity-by-offset curve goes wrong."""
+    """(result, symptom, own hint tiers) for the usual ways a similarity-by-offset curve goes wrong."""
     n = table.shape[0]
     cosine = _cosine_matrix(table)
     cyclic = np.array([np.mean([cosine[p, (p + k) % n] for p in range(n)]) for k in range(n)])
     return [
         (
             _offset_means(table @ table.T),
-            "these are mean dot products, not cosines: divide each row by its length first "
-            "(row / np.linalg.norm(row)), so that long rows do not count more and offset 0 gives 1",
+            "these are mean dot products, not cosines: long rows count more, and offset 0 is not 1",
+            (
+                "A cosine is a dot product divided by both lengths. Where does your code divide?",
+                "Divide each row by its length first (row / np.linalg.norm(row)); then dot products are cosines.",
+            ),
         ),
         (
             _offset_means(_cosine_matrix(table, axis=0)),
-            "you normalised the columns (axis=0); each ROW is a position vector: use "
-            "np.linalg.norm(table, axis=1, keepdims=True)",
+            "you normalised the columns (axis=0); each ROW is a position vector",
+            (
+                "Which axis of the table runs over positions, and which over the dimensions of one vector?",
+                "Take the norm of each row: np.linalg.norm(table, axis=1, keepdims=True).",
+            ),
         ),
         (
             cosine[0],
-            "this is the similarity of position 0 to position k only; average over every pair (p, p + k), "
-            "i.e. the mean of the k-th diagonal: np.diagonal(similarity, k).mean()",
+            "this is the similarity of position 0 to position k only",
+            (
+                "Offset k has many pairs: (0, k), (1, k + 1), ... Where do they all sit in the matrix of cosines?",
+                "Average over every pair (p, p + k): the mean of the k-th diagonal, np.diagonal(similarity, k).mean().",
+            ),
         ),
         (
             cyclic,
-            "you wrapped around the end (np.roll pairs the last rows with the first ones); "
-            "only pairs (p, p + k) with p + k < n exist: np.diagonal(similarity, k)",
+            "you wrapped around the end (np.roll pairs the last rows with the first ones)",
+            (
+                "Which pairs (p, p + k) exist in a table of n rows?",
+                "Only pairs with p + k < n count: they are np.diagonal(similarity, k), with no roll.",
+            ),
         ),
         (
             _offset_means(cosine, np.sum),
-            "you summed the k-th diagonal; take its mean, since offset k has n - k pairs and a sum favours small k",
+            "you summed the cosines of each offset: offset k has n - k pairs, so the sum favours small k",
+            (
+                "Is entry k a total or an average?",
+                "Take the mean of the k-th diagonal, not its sum.",
+            ),
         ),
     ]
 
 
-def check_similarity_by_offset(learner_function):
+_SIMILARITY_HINTS = (
+    "The cosine of two rows is their dot product divided by both lengths. If every row had length 1, what "
+    "would one matrix product give you?",
+    "Divide each row by its norm (axis=1); then unit @ unit.T holds the cosine of rows p and q at [p, q], "
+    "and the pairs at offset k lie on the k-th diagonal above the main one.",
+    "Unit rows, all cosines, the mean of each diagonal:\n"
+    "    unit = table / np.linalg.norm(table, axis=1, keepdims=True)\n"
+    "    cosines = unit @ unit.T\n"
+    "    return np.array([np.diagonal(cosines, k).mean() for k in range(len(table))])",
+)
+
+
+def check_similarity_by_offset(learner_function, *, hint=0):
     """Grade `learner_function(table) -> (n,)`: entry k = mean cosine similarity of rows p and p + k of table (n, d).
 
     The reference is pe_lib.analysis.similarity_by_offset.
+    hint: 0 for the verdict alone, 1..3 for more and more direct hints (3: the formula).
     """
+    shown = hint_level(hint, _SIMILARITY_HINTS)
+    return with_hints(_check_similarity_by_offset(learner_function), _SIMILARITY_HINTS, shown)
+
+
+def _check_similarity_by_offset(learner_function):
     exercise = "similarity by offset"
     rng = np.random.default_rng(20240605)
     scaled = rng.normal(size=(12, 6)) * rng.uniform(0.2, 3.0, size=(12, 1)) + 0.7  # rows of unequal length
@@ -325,7 +359,10 @@ def check_similarity_by_offset(learner_function):
         if result.shape != reference.shape:
             if result.shape == (n - 1,) and np.allclose(result, reference[1:], atol=tolerance):
                 return Feedback(
-                    exercise, False, f"start at offset k = 0 (where the similarity is 1): expected {n} values"
+                    exercise,
+                    False,
+                    f"your values start at offset 1; the exercise starts at offset k = 0 (where the similarity "
+                    f"is 1): expected {n} values",
                 )
             if result.shape == (table.shape[1],):
                 return Feedback(
@@ -341,15 +378,14 @@ def check_similarity_by_offset(learner_function):
             )
         if np.allclose(result, reference, atol=tolerance):
             continue
-        for mistake, hint in _similarity_mistakes(table):
+        for mistake, symptom, hints in _similarity_mistakes(table):
             if np.allclose(result, mistake, atol=tolerance):
-                return Feedback(exercise, False, hint)
+                return Feedback(exercise, False, symptom, hints)
         k = int(np.argmax(np.abs(result - reference)))
         return Feedback(
             exercise,
             False,
-            f"for a ({n}, {table.shape[1]}) table, offset k={k}: expected {reference[k]:.4f}, got {result[k]:.4f}; "
-            "the recipe: normalise the rows, similarity = unit @ unit.T, then the mean of each diagonal k",
+            f"for a ({n}, {table.shape[1]}) table, offset k={k}: expected {reference[k]:.4f}, got {result[k]:.4f}",
         )
     return Feedback(
         exercise,
@@ -358,12 +394,30 @@ def check_similarity_by_offset(learner_function):
     )
 
 
-def check_shift_targets(learner_function):
+_SHIFT_HINTS = (
+    "Position i's target is the token k places earlier. What is the target of positions 0 .. k-1, which have "
+    "no such token, and how does the loss know to skip them?",
+    "Start from a tensor full of experiments.IGNORE (-100, the value the loss skips), then copy into "
+    "positions k onwards the tokens from k places earlier.",
+    "IGNORE everywhere, then the tokens from k places earlier:\n"
+    "    targets = torch.full_like(tokens, experiments.IGNORE)\n"
+    "    targets[:, k:] = tokens[:, :-k]\n"
+    "    return targets",
+)
+
+
+def check_shift_targets(learner_function, *, hint=0):
     """Grade `learner_function(tokens, k) -> targets`: tokens (batch, seq) int64; targets[:, i] = tokens[:, i - k].
 
     Positions i < k have no target and must hold pe_lib.experiments.IGNORE (-100), which the
     loss skips. The reference is pe_lib.experiments.task_targets(tokens, "shift", shift=k).
+    hint: 0 for the verdict alone, 1..3 for more and more direct hints (3: the formula).
     """
+    shown = hint_level(hint, _SHIFT_HINTS)
+    return with_hints(_check_shift_targets(learner_function), _SHIFT_HINTS, shown)
+
+
+def _check_shift_targets(learner_function):
     exercise = "shift targets"
     ignore = experiments.IGNORE
     generator = torch.Generator().manual_seed(605)
@@ -386,30 +440,40 @@ def check_shift_targets(learner_function):
         ahead = np.full_like(reference, ignore)
         ahead[:, : shape[1] - k] = tokens_np[:, k:]
         if np.array_equal(body, reference[:, k:]):
-            filled = result[0, 0]
             if np.array_equal(result[:, :k], np.roll(tokens_np, k, axis=1)[:, :k]):
-                hint = "the first k positions got tokens from the END of the sequence (torch.roll wraps around)"
+                symptom = "the first k positions got tokens from the END of the sequence (torch.roll wraps around)"
             else:
-                hint = f"the first k positions hold {filled:g}"
+                symptom = f"the first k positions hold {result[0, 0]:g}"
             return Feedback(
                 exercise,
                 False,
-                f"{hint}; they have no token k places earlier, so they must be IGNORE = {ignore} "
-                "(the loss skips those)",
+                f"{symptom}, but they have no token k places earlier",
+                (
+                    "A position with no target still needs a value in the tensor. Which value does the loss skip?",
+                    f"Fill the first k positions with experiments.IGNORE = {ignore}.",
+                ),
             )
         if np.array_equal(result, ahead) or np.array_equal(result[:, : shape[1] - k], tokens_np[:, k:]):
             return Feedback(
                 exercise,
                 False,
-                "you shifted the wrong way: position i must predict the token k places EARLIER, tokens[:, i - k], "
-                "not tokens[:, i + k]",
+                "you shifted the wrong way: your position i holds the token k places LATER, tokens[:, i + k]; "
+                "it must predict the token k places EARLIER",
+                (
+                    "Slicing tokens[:, k:] starts k places later. Which slice starts at the beginning?",
+                    "targets[:, k:] must come from tokens[:, :-k].",
+                ),
             )
         for wrong in (k - 1, k + 1):
             if 0 < wrong < shape[1] and np.array_equal(result[:, wrong:], tokens_np[:, : shape[1] - wrong]):
                 return Feedback(exercise, False, f"off by one: your targets copy from {wrong} places back, not k={k}")
+        # The first wrong target from position k on (the tokens), else one of the first k (no target there).
+        wrong = np.argwhere(result[:, k:] != reference[:, k:]) + [0, k]
+        batch, place = wrong[0] if len(wrong) else np.argwhere(result != reference)[0]
         return Feedback(
             exercise,
             False,
-            f"for k={k}: expected targets[:, {k}:] = tokens[:, :-{k}] and targets[:, :{k}] = {ignore}",
+            f"for k={k}: expected targets[{batch}, {place}] = {reference[batch, place]:g}, "
+            f"got {result[batch, place]:g}",
         )
     return Feedback(exercise, True, "targets[:, k:] = tokens[:, :-k], and the first k positions are IGNORE")

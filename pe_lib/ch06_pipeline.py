@@ -14,7 +14,7 @@ import torch
 from . import _validate, analysis, encodings, modules
 from .explorer import Explorer
 from .figures import floats, new_axes, style_figsize
-from .grading import Feedback, run_safely
+from .grading import Feedback, hint_level, run_safely, with_hints
 
 
 def heatmap_row(panels, *, title, xlabel="dimension", ylabel="position", colorbar_label="value", row_labels=None):
@@ -311,16 +311,30 @@ def _pipeline_same(a, b):
     return torch.allclose(a, b.to(a.dtype), atol=1e-4, rtol=1e-4)
 
 
-def check_batch_first_positional(module_class):
+_BATCH_FIRST_HINTS = (
+    "In a batch-first input of shape (batch, seq, emb_size), which dimension runs over the positions? "
+    "Which length does the snippet slice its table by?",
+    "Slice the table by the sequence length, token_embedding.size(1). The snippet's table has shape "
+    "(maxlen, 1, d), laid out for (seq, batch, d) input; for (batch, seq, d) input its rows must broadcast "
+    "as (1, seq, d).",
+    "Rows 0 .. seq-1 as (seq, d), then a leading batch axis (1, seq, d):\n"
+    "    return self.dropout(token_embedding + self.pos_embedding[: token_embedding.size(1), 0].unsqueeze(0))",
+)
+
+
+def check_batch_first_positional(module_class, *, hint=0):
     """Grade a fixed version of the PyTorch snippet's PositionalEncoding for batch-first input.
 
     module_class(emb_size, dropout) must build a module whose forward(x), for x of shape
     (batch, seq, emb_size), returns x + PE[:seq] (the interleaved sinusoidal table, one row per
     position along dim 1), with the shape of x.
+    hint: 0 for the verdict alone, 1..3 for more and more direct hints (3: the fixed line).
     """
+    shown = hint_level(hint, _BATCH_FIRST_HINTS)
     with torch.random.fork_rng(devices=[]):  # leave the caller's random numbers alone
         torch.manual_seed(0)  # and run the same way on every call
-        return _check_batch_first_positional(module_class)
+        feedback = _check_batch_first_positional(module_class)
+    return with_hints(feedback, _BATCH_FIRST_HINTS, shown)
 
 
 def _check_batch_first_positional(module_class):
@@ -332,6 +346,10 @@ def _check_batch_first_positional(module_class):
     if hasattr(module, "eval"):
         module.eval()
     generator = torch.Generator().manual_seed(6)
+    layout = (
+        "Which axis of the table must its positions lie on to line up with the seq axis of (batch, seq, d)?",
+        "Take the rows as (seq, d), slicing by x.size(1), and add a leading batch axis: (1, seq, d).",
+    )
     for batch, seq in ((3, 5), (4, 2), (1, 7)):
         x = torch.randn(batch, seq, d_model, generator=generator)
         out, failure = run_safely(exercise, module, x.clone())
@@ -341,8 +359,8 @@ def _check_batch_first_positional(module_class):
                     exercise,
                     False,
                     f"{failure.message}. The table from unsqueeze(-2) has shape (maxlen, 1, d): that layout is "
-                    "for (seq, batch, d) input. For (batch, seq, d) input, slice rows by x.size(1) and give the "
-                    "table the shape (1, seq, d).",
+                    "for (seq, batch, d) input",
+                    layout,
                 )
             return failure
         if not isinstance(out, torch.Tensor):
@@ -352,8 +370,8 @@ def _check_batch_first_positional(module_class):
                 exercise,
                 False,
                 f"for input shape {tuple(x.shape)} your output has shape {tuple(out.shape)}: the table broadcast "
-                "against the input. Slice it by the sequence length x.size(1) and lay it out as (1, seq, d) so "
-                "it lines up with (batch, seq, d).",
+                "against the input",
+                layout,
             )
         out = out.detach().to(torch.float32)
         pe = _pipeline_pe_rows(seq, d_model)
@@ -364,26 +382,38 @@ def _check_batch_first_positional(module_class):
             return Feedback(exercise, False, "your output equals the input: no positions were added")
         by_batch = _pipeline_pe_rows(batch, d_model)[:, None, :].expand(batch, seq, d_model)
         if _pipeline_same(delta, by_batch):
+            # The stub's mistake: say what the learner's output holds, not which size to slice by.
             return Feedback(
                 exercise,
                 False,
-                "every token of sentence b got the row PE[b]: positions are assigned by batch index. "
-                "x.size(0) is the batch size for batch-first input; the positions run along dim 1, so use x.size(1).",
+                "every token of sentence b got the row PE[b]: positions are assigned by batch index, and all "
+                "tokens of one sentence share one position",
             )
         if _pipeline_same(delta, _pipeline_pe_rows(seq + 1, d_model)[1:]):
             return Feedback(exercise, False, "your positions start at 1; the first token has position 0")
         swapped = torch.stack([pe[:, 1::2], pe[:, 0::2]], dim=-1).reshape(seq, d_model)
         if _pipeline_same(delta, swapped):
-            return Feedback(exercise, False, "your sin and cos columns are swapped: column 2i is sin, 2i+1 is cos")
+            return Feedback(
+                exercise,
+                False,
+                "your sin and cos columns are swapped",
+                ("Keep the snippet's table as it is: column 2i is sin, 2i+1 is cos.",),
+            )
         if _pipeline_same(delta, _pipeline_pe_rows(seq, d_model, layout="concatenated")):
             return Feedback(
                 exercise,
                 False,
-                "you used the concatenated layout [sin... | cos...]; here sin and cos interleave (2i sin, 2i+1 cos)",
+                "you used the concatenated layout [sin... | cos...]",
+                ("Keep the snippet's table as it is: here sin and cos interleave (2i sin, 2i+1 cos).",),
             )
         ratio = float((delta * pe).sum() / (pe * pe).sum() / batch)  # least-squares scale of PE in delta
         if abs(ratio - 1.0) > 1e-3 and _pipeline_same(delta, ratio * pe):
-            return Feedback(exercise, False, f"you add {ratio:.3g} x PE instead of PE itself; do not scale the table")
+            return Feedback(
+                exercise,
+                False,
+                f"you add {ratio:.3g} x PE instead of PE itself",
+                ("Where does the factor come from? The table is added as it is, unscaled.",),
+            )
         error = float((out - (x + pe)).abs().max())
         return Feedback(
             exercise,
@@ -395,15 +425,30 @@ def _check_batch_first_positional(module_class):
     )
 
 
-def check_embedding_forward(function):
+_EMBEDDING_HINTS = (
+    "The model input is the sum of a token part and a position part. Is the token part used at the table's "
+    "own (small) scale, and where do the position rows come from?",
+    "Multiply the looked-up token vectors, and only them, by sqrt(d_model); then add the sinusoidal rows of "
+    "positions 0 .. seq-1 (pe_lib.sinusoidal_encoding(seq, d_model)), which broadcast over the batch.",
+    "Scaled token vectors plus the rows of positions 0 .. seq-1:\n"
+    "    d_model = token_table.shape[1]\n"
+    "    pe = torch.from_numpy(pe_lib.sinusoidal_encoding(token_ids.shape[1], d_model)).to(token_table.dtype)\n"
+    "    return token_table[token_ids] * math.sqrt(d_model) + pe",
+)
+
+
+def check_embedding_forward(function, *, hint=0):
     """Grade function(token_ids, token_table) -> token_table[token_ids] * sqrt(d_model) + PE[:seq].
 
     token_ids: a LongTensor (batch, seq); token_table: (vocab, d_model). The result must equal
     pe_lib.TransformerEmbedding (sinusoidal positions, no segments, no dropout) with that table.
+    hint: 0 for the verdict alone, 1..3 for more and more direct hints (3: the formula).
     """
+    shown = hint_level(hint, _EMBEDDING_HINTS)
     with torch.random.fork_rng(devices=[]):  # leave the caller's random numbers alone
         torch.manual_seed(0)  # and run the same way on every call
-        return _check_embedding_forward(function)
+        feedback = _check_embedding_forward(function)
+    return with_hints(feedback, _EMBEDDING_HINTS, shown)
 
 
 def _check_embedding_forward(function):
@@ -434,25 +479,33 @@ def _check_embedding_forward(function):
         if _pipeline_same(out, reference):
             continue
         tokens, pe, root = table[ids], _pipeline_pe_rows(seq, d_model), d_model**0.5
+        scale = ("Which part does the scale belong to: the token vectors, the positions, or both?",)
+        positions = (
+            "Which rows of the sinusoidal table does a sequence of seq tokens need, and along which axis of "
+            "token_ids do the positions run?",
+        )
+        # (candidate, symptom, own hint tiers): a recognised mistake is named, its fix is in the tiers.
         mistakes = (
-            (tokens + pe, "you forgot to multiply the token vectors by sqrt(d_model)"),
-            ((tokens + pe) * root, "you scaled the sum; only the token vectors are multiplied by sqrt(d_model)"),
-            (tokens * d_model + pe, "you multiplied by d_model; the scale is sqrt(d_model)"),
-            (tokens / root + pe, "you divided by sqrt(d_model); multiply instead"),
-            (tokens, "you return the token vectors alone: multiply them by sqrt(d_model), then add PE[:seq]"),
-            (tokens * root, "no positions were added: add PE[:seq], one row per position"),
+            (tokens + pe, "you forgot to multiply the token vectors by sqrt(d_model)", ()),
+            ((tokens + pe) * root, "you scaled the sum: the positions were multiplied too", scale),
+            (tokens * d_model + pe, "you multiplied by d_model, not by its square root", ()),
+            (tokens / root + pe, "you divided by sqrt(d_model): the token part is d_model times too small", ()),
+            (tokens, "you return the token vectors alone (token_table[token_ids], unchanged)", ()),
+            (tokens * root, "no positions were added", positions),
             (
                 tokens * root + _pipeline_pe_rows(batch, d_model)[:, None, :],
-                "positions were assigned by batch index (ids.size(0)); they run along dim 1 (ids.size(1))",
+                "positions were assigned by batch index: every token of sentence b got PE[b]",
+                positions,
             ),
             (
                 tokens * root + _pipeline_pe_rows(seq + 1, d_model)[1:],
                 "your positions start at 1; the first token is at 0",
+                (),
             ),
         )
-        for candidate, hint in mistakes:
+        for candidate, symptom, hints in mistakes:
             if _pipeline_same(out, candidate):
-                return Feedback(exercise, False, hint)
+                return Feedback(exercise, False, symptom, hints)
         error = float((out - reference).abs().max())
         return Feedback(exercise, False, f"your output differs from the reference by up to {error:.3g}")
     return Feedback(exercise, True, "token_table[ids] * sqrt(d_model) + PE[:seq], as pe_lib.TransformerEmbedding")

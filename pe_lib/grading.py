@@ -2,27 +2,42 @@
 the conversion of any numeric answer to NumPy.
 
 A grader runs the learner's function on inputs it has not seen, compares with the library's
-reference, recognises typical mistakes and returns a `Feedback` that prints as one line:
-"[exercise] Correct: ..." or "[exercise] Not yet: <hint>"; `bool(feedback)` tells right from
-wrong. The requirement tests of notebook 02 return the same type without an exercise name,
-printed "pass: ..." or "FAIL: ...". The graders themselves live in their chapter's module.
+reference, recognises typical mistakes and returns a `Feedback` that prints
+"[exercise] Correct: ..." or "[exercise] Not yet: <symptom>"; `bool(feedback)` tells right from
+wrong. The symptom says what is wrong, measured (which input, expected and got), never how to
+fix it: the fix is in tiered hints the learner asks for, `check_...(answer, hint=1)` for a
+question that points at the idea, up to `hint=N` (3 everywhere) for the formula. Every grader
+takes them the same way: `hint_level` checks the argument, `with_hints` attaches the tiers.
+The requirement tests of notebook 02 return the same type without an exercise name, printed
+"pass: ..." or "FAIL: ...". The graders themselves live in their chapter's module.
 """
 
 import contextlib
 import copy
 import io
-from dataclasses import dataclass
+import numbers
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 
 @dataclass(frozen=True)
 class Feedback:
-    """The verdict on one exercise (or, with exercise None, one requirement test): passed or not, and why."""
+    """The verdict on one exercise (or, with exercise None, one requirement test): passed or not, and why.
+
+    message: the symptom (or what a right answer achieved). hints: the tiers, most gentle first,
+    the formula last; shown: how many of them print (a passed Feedback prints none).
+    """
 
     exercise: str | None
     passed: bool
     message: str
+    hints: tuple[str, ...] = ()
+    shown: int = 0
+
+    def __post_init__(self):
+        if not 0 <= self.shown <= len(self.hints):
+            raise ValueError(f"shown must be from 0 to len(hints) = {len(self.hints)}, got {self.shown}")
 
     def __bool__(self):
         return self.passed
@@ -31,10 +46,42 @@ class Feedback:
         if self.exercise is None:  # a requirement test of notebook 02
             return f"{'pass' if self.passed else 'FAIL'}: {self.message}"
         verdict = "Correct" if self.passed else "Not yet"
-        return f"[{self.exercise}] {verdict}: {self.message}"
+        lines = [f"[{self.exercise}] {verdict}: {self.message}"]
+        if self.passed or not self.hints:
+            return lines[0]
+        total = len(self.hints)
+        lines += [f"Hint {k}/{total}: {hint}" for k, hint in enumerate(self.hints[: self.shown], start=1)]
+        if self.shown < total:
+            lines.append(f"Stuck? Run the check again with hint={self.shown + 1} (of {total}).")
+        return "\n".join(lines)
 
     def __repr__(self):
         return str(self)
+
+
+def hint_level(value, hints):
+    """The `hint` argument of a check, validated: an int from 0 (no hint) to len(hints) (the formula)."""
+    allowed = f"an int from 0 (no hint) to {len(hints)} (the formula)"
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"hint must be {allowed}, got {value!r} ({type(value).__name__})")
+    if not 0 <= value <= len(hints):
+        raise ValueError(f"hint must be {allowed}, got {value}")
+    return int(value)
+
+
+def with_hints(feedback, hints, shown):
+    """`feedback` with its tiers and `shown` of them printed; a passed Feedback is returned unchanged.
+
+    A recognised mistake brings its own first tiers (about that mistake); the grader's general
+    tiers fill the rest, so every failure of one grader has the same number of tiers and
+    `hint=len(hints)` always gives that grader's formula.
+    """
+    if feedback.passed:
+        return feedback
+    own = feedback.hints
+    if len(own) > len(hints):
+        raise ValueError(f"a mistake may bring at most {len(hints)} tiers, got {len(own)}: {own}")
+    return replace(feedback, hints=tuple(own) + tuple(hints[len(own) :]), shown=shown)
 
 
 def run_safely(exercise, function, *args):

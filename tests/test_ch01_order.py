@@ -217,6 +217,7 @@ def test_permutation_matrix_checker_names_typical_mistakes(answer, hint):
     assert not feedback.passed
     assert hint in feedback.message
     assert str(feedback).startswith("[permutation matrix] Not yet")
+    assert len(ch01.check_permutation_matrix(answer, hint=3).hints) == 3
 
 
 # --- exercise: the equivariance test ---------------------------------------------------------
@@ -244,16 +245,16 @@ def test_equivariance_checker_inputs_are_what_its_hints_claim():
 @pytest.mark.parametrize(
     ("answer", "hint"),
     [
-        (lambda f, x, order: np.allclose(f(x[order]), f(x)), "you tested invariance"),
+        (lambda f, x, order: np.allclose(f(x[order]), f(x)), "that is invariance"),
         (lambda f, x, order: np.allclose(f(x[order]), f(x)[np.argsort(order)]), "other way"),
         (lambda f, x, order: np.allclose(f(x[order])[order], f(x)), "other way"),
-        (lambda f, x, order: np.array_equal(f(x[order]), f(x)[order]), "np.allclose, not =="),
-        (lambda f, x, order: bool((f(x[order]) == f(x)[order]).all()), "np.allclose, not =="),
+        (lambda f, x, order: np.array_equal(f(x[order]), f(x)[order]), "only by rounding"),
+        (lambda f, x, order: bool((f(x[order]) == f(x)[order]).all()), "only by rounding"),
         (lambda f, x, order: True, "should say False"),
         (lambda f, x, order: False, "should say True"),
         (lambda f, x, order: f(x[order]) == f(x)[order], "single True or False"),
         (lambda f, x, order: None, "forget the `return`"),
-        (lambda f, x, order: np.allclose(f(x[:, order]), f(x)[:, order]), "not the columns"),
+        (lambda f, x, order: np.allclose(f(x[:, order]), f(x)[:, order]), "reorders the columns"),
         (lambda f, x, order: 1 / 0, "ZeroDivisionError"),
     ],
 )
@@ -262,6 +263,46 @@ def test_equivariance_checker_names_typical_mistakes(answer, hint):
     assert not feedback.passed
     assert hint in feedback.message
     assert str(feedback).startswith("[equivariance test] Not yet")
+    assert len(ch01.check_equivariance_test(answer, hint=3).hints) == 3
+
+
+# --- the fix of a recognised mistake is a hint, at the tier named here, never in the symptom ----
+
+
+@pytest.mark.parametrize(
+    ("check", "answer", "level", "fix"),
+    [
+        (ch01.check_permutation_matrix, lambda order: np.eye(len(order)), 2, "column order[i]"),
+        (ch01.check_permutation_matrix, lambda order: np.eye(len(order)), 3, "np.eye(len(order))[order]"),
+        (ch01.check_permutation_matrix, lambda order: reference_permutation_matrix(order).T, 3, "P[i, order[i]] = 1"),
+        (ch01.check_permutation_matrix, lambda order: np.argsort(order), 2, "column order[i]"),
+        (ch01.check_equivariance_test, lambda f, x, order: np.allclose(f(x[order]), f(x)), 2, "same `order`"),
+        (ch01.check_equivariance_test, lambda f, x, order: np.allclose(f(x[order]), f(x)), 3, "f(x)[order]"),
+        (
+            ch01.check_equivariance_test,
+            lambda f, x, order: np.allclose(f(x[order]), f(x)[np.argsort(order)]),
+            2,
+            "same index array on both sides",
+        ),
+        (
+            ch01.check_equivariance_test,
+            lambda f, x, order: np.array_equal(f(x[order]), f(x)[order]),
+            2,
+            "np.allclose, not ==",
+        ),
+        (
+            ch01.check_equivariance_test,
+            lambda f, x, order: np.allclose(f(x[:, order]), f(x)[:, order]),
+            2,
+            "x[order] reorders the rows",
+        ),
+        (ch01.check_equivariance_test, lambda f, x, order: f(x[order]) == f(x)[order], 2, "np.allclose(a, b)"),
+    ],
+)
+def test_the_fix_of_a_mistake_waits_for_its_hint_tier(check, answer, level, fix):
+    for below in range(level):
+        assert fix not in str(check(answer, hint=below))
+    assert fix in str(check(answer, hint=level))
 
 
 def test_equivariance_checker_does_not_let_the_learner_change_its_inputs():

@@ -141,7 +141,7 @@ def _raises_at_capacity(n, d_model):
         (lambda n, d: 2 * _bits(np.arange(n), d) - 1, "not -1 and +1"),
         (lambda n, d: np.repeat(np.arange(n)[:, None] % 2, d, axis=1), "every column holds bit 0"),
         (lambda n, d: np.zeros((n, d)), "row 1 (position 1) should be"),
-        (lambda n, d: _bits(np.arange(n), d), "Raise ValueError when n > 2**d_model"),
+        (lambda n, d: _bits(np.arange(n), d), "no ValueError was raised"),
         (_raises_at_capacity, "still fit"),
         (lambda n, d: _bits(np.arange(n), d) if n <= 2**d else [][0], "not IndexError"),
         (lambda n, d: None, "forget the `return`"),
@@ -155,6 +155,7 @@ def test_check_binary_encoding_names_typical_mistakes(answer, hint):
     assert not feedback.passed
     assert hint in feedback.message, feedback.message
     assert str(feedback).startswith("[binary_encoding] Not yet: ")
+    assert len(ch02.check_binary_encoding(answer, hint=3).hints) == 3
 
 
 def _ones(x):
@@ -184,3 +185,24 @@ def test_check_bit_flips_names_typical_mistakes(answer, hint):
     feedback = ch02.check_bit_flips(answer)
     assert not feedback.passed
     assert hint in feedback.message, feedback.message
+    assert len(ch02.check_bit_flips(answer, hint=3).hints) == 3
+
+
+@pytest.mark.parametrize(
+    ("check", "answer", "level", "fix"),
+    [
+        (ch02.check_binary_encoding, lambda n, d: np.zeros((n, d)), 2, "`& 1`"),
+        (ch02.check_binary_encoding, lambda n, d: np.zeros((n, d)), 3, ">> np.arange(d_model)"),
+        (ch02.check_binary_encoding, _msb_first, 2, "(p >> j) & 1"),
+        (ch02.check_binary_encoding, lambda n, d: _bits(np.arange(n), d), 2, "Check n against 2**d_model"),
+        (ch02.check_binary_encoding, lambda n, d: np.arange(n)[:, None] >> np.arange(d), 2, "not p >> j alone"),
+        (ch02.check_bit_flips, lambda p: 1, 2, "XOR"),
+        (ch02.check_bit_flips, lambda p: 1, 3, "p ^ (p + 1)"),
+        (ch02.check_bit_flips, lambda p: _ones(p + 1) - _ones(p), 2, "p ^ (p + 1)"),
+        (ch02.check_bit_flips, lambda p: _ones(p ^ (p + 1)) - 1, 1, "trailing 1s"),
+    ],
+)
+def test_the_fix_of_a_mistake_waits_for_its_hint_tier(check, answer, level, fix):
+    for below in range(level):
+        assert fix not in str(check(answer, hint=below))
+    assert fix in str(check(answer, hint=level))

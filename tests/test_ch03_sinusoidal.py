@@ -175,7 +175,7 @@ def test_check_sinusoidal_table_accepts_right_answers(solution):
 @pytest.mark.parametrize(
     ("wrong", "hint"),
     [
-        (lambda n, d: np.zeros((n, d)), "returned zeros"),
+        (lambda n, d: np.zeros((n, d)), "returned only zeros"),
         (lambda n, d: _table(n, d, swap=True), "swapped"),
         (lambda n, d: _table(n, d, rates=lambda i, d: 10000.0 ** (-i / d)), "uses i where the formula has 2i"),
         (lambda n, d: _table(n, d, rates=lambda i, d: 10000.0 ** (-4 * i / d)), "doubled"),
@@ -196,6 +196,7 @@ def test_check_sinusoidal_table_rejects_typical_mistakes(wrong, hint):
     assert not feedback.passed
     assert hint in feedback.message
     assert str(feedback).startswith("[sinusoidal table] Not yet: ")
+    assert len(ch03.check_sinusoidal_table(wrong, hint=3).hints) == 3
 
 
 def test_check_sinusoidal_table_column_own_index():
@@ -236,7 +237,11 @@ def test_check_chapter_fix_accepts_the_fix():
 def test_check_chapter_fix_recognises_the_chapter_bug():
     feedback = ch03.check_chapter_fix(_chapter_encoding)
     assert not feedback.passed
-    assert "columns 0 and 1 never change" in feedback.message and "line 1" in feedback.message
+    assert "columns 0 and 1 never change" in feedback.message and "line 1" not in str(feedback)
+    assert "Look at line 1" in str(ch03.check_chapter_fix(_chapter_encoding, hint=1))
+    assert "np.pi" not in str(ch03.check_chapter_fix(_chapter_encoding, hint=1))
+    assert "np.arange(d_model) // 2 * np.pi" in str(ch03.check_chapter_fix(_chapter_encoding, hint=2))
+    assert "angle_rads = 1 / np.power(10000" in str(ch03.check_chapter_fix(_chapter_encoding, hint=3))
 
 
 def test_check_chapter_fix_recognises_half_fix_and_other_mistakes():
@@ -250,6 +255,25 @@ def test_check_chapter_fix_recognises_half_fix_and_other_mistakes():
     assert "swapped" in swapped.message
     assert "shape (8,)" in ch03.check_chapter_fix(lambda p, d: np.zeros((1, d))).message
     assert "ValueError" in ch03.check_chapter_fix(lambda p, d: int("x")).message
+    assert "Drop `np.arange(d_model) // 2 *`" not in str(ch03.check_chapter_fix(pi_removed, hint=1))
+    assert "Drop `np.arange(d_model) // 2 *`" in str(ch03.check_chapter_fix(pi_removed, hint=2))
+
+
+@pytest.mark.parametrize(
+    ("wrong", "level", "fix"),
+    [
+        (lambda n, d: np.zeros((n, d)), 2, "div_term"),
+        (lambda n, d: np.zeros((n, d)), 3, "table[:, 0::2] = np.sin(pos * div_term)"),
+        (lambda n, d: _table(n, d, swap=True), 2, "Column 2i holds the sine"),
+        (lambda n, d: _table(n, d, rates=lambda i, d: 10000.0 ** (2 * i / d)), 2, "exp(-2i"),
+        (lambda n, d: _table(n, d, rates=lambda i, d: 10000.0 ** (-i / d)), 2, "multiply by 2"),
+        (lambda n, d: _table(n, d, rates=lambda i, d: np.exp(-2 * i * np.log10(10000) / d)), 2, "np.log (natural)"),
+    ],
+)
+def test_check_sinusoidal_table_keeps_the_fix_for_its_hint_tier(wrong, level, fix):
+    for below in range(level):
+        assert fix not in str(ch03.check_sinusoidal_table(wrong, hint=below))
+    assert fix in str(ch03.check_sinusoidal_table(wrong, hint=level))
 
 
 # ---------------------------------------------------------------- checkers: the layout permutation
@@ -261,7 +285,10 @@ def test_check_layout_permutation():
     inverse = ch03.check_layout_permutation(lambda d: np.argsort(np.r_[0:d:2, 1:d:2]))
     assert not inverse.passed and "other way" in inverse.message
     identity = ch03.check_layout_permutation(lambda d: np.arange(d))
-    assert not identity.passed and "sin columns 0, 2, 4" in identity.message
+    assert not identity.passed and "the sin of pair 1" in identity.message and "0, 2, 4" not in str(identity)
+    assert "sine columns 0, 2, 4" in str(ch03.check_layout_permutation(lambda d: np.arange(d), hint=2))
+    assert "np.r_[0:d_model:2" in str(ch03.check_layout_permutation(lambda d: np.arange(d), hint=3))
+    assert "np.argsort(perm)" in str(ch03.check_layout_permutation(lambda d: np.argsort(np.r_[0:d:2, 1:d:2]), hint=2))
     duplicate = ch03.check_layout_permutation(lambda d: np.zeros(d, dtype=int))
     assert not duplicate.passed and "not a permutation" in duplicate.message
     short = ch03.check_layout_permutation(lambda d: np.arange(d - 1))

@@ -132,12 +132,12 @@ def _d_terms(k, d, base):
         (_d_terms, "d_model frequencies"),
         (lambda k, d, base: float(np.sum(np.cos(k * base ** (-np.arange(d) / d)))), "d_model frequencies"),
         (lambda k, d, base: float(np.sum(np.cos(k * base ** (-np.arange(d // 2) / d)))), "factor 2"),
-        (lambda k, d, base: float(np.sum(np.sin(k * pe_lib.frequencies(d, base=base)))), "use cos"),
+        (lambda k, d, base: float(np.sum(np.sin(k * pe_lib.frequencies(d, base=base)))), "summed sines"),
         (lambda k, d, base: offset_similarity(k, d), "ignored the base"),
         (lambda k, d, base: d / 2, "does not change with k"),
         (lambda k, d, base: np.cos(k * pe_lib.frequencies(d, base=base)), "return one number"),
         (lambda k, d, base: {"k": k}, "return a number"),
-        (lambda k, d, base: 0.0, "sum that over the d_model/2 pairs"),
+        (lambda k, d, base: 0.0, "does not give PE(p)·PE(p+k)"),
     ],
 )
 def test_check_offset_similarity_names_the_mistake(answer, hint):
@@ -145,6 +145,7 @@ def test_check_offset_similarity_names_the_mistake(answer, hint):
     assert not feedback.passed
     assert hint in feedback.message, feedback.message
     assert "expected" in feedback.message or "return" in feedback.message
+    assert len(ch04.check_offset_similarity(answer, hint=3).hints) == 3
 
 
 def test_check_offset_similarity_reports_an_exception_instead_of_raising():
@@ -166,7 +167,8 @@ def test_check_look_back_accepts_the_backward_rotation():
     [
         (lambda k, d: pe_lib.relative_rotation(k, d), "AHEAD"),
         (lambda k, d: np.eye(d), "its own position"),
-        (lambda k, d: pe_lib.relative_rotation(-2 * k, d), "W_k^T = relative_rotation(k)"),
+        (lambda k, d: pe_lib.relative_rotation(-2 * k, d), "wrong offset"),
+        (lambda k, d: np.zeros((d, d)), "all zeros"),
         (lambda k, d: np.eye(d + 1), "matrix, got shape"),
         (lambda k, d: np.full((d, d), np.nan), "NaN"),
         (lambda k, d: "rotate", "array"),
@@ -176,6 +178,32 @@ def test_check_look_back_says_where_the_head_looks(answer, hint):
     feedback = ch04.check_look_back(answer)
     assert not feedback.passed
     assert hint in feedback.message, feedback.message
+    assert len(ch04.check_look_back(answer, hint=3).hints) == 3
+
+
+@pytest.mark.parametrize(
+    ("check", "answer", "level", "fix"),
+    [
+        (ch04.check_offset_similarity, lambda k, d, base: 0.0, 2, "cosine of the difference"),
+        (ch04.check_offset_similarity, lambda k, d, base: 0.0, 3, "np.sum(np.cos(w * k))"),
+        (ch04.check_offset_similarity, lambda k, d, base: 2 * offset_similarity(k, d, base), 2, "not d_model."),
+        (ch04.check_offset_similarity, lambda k, d, base: d / 2, 1, "as a function of its angle"),
+        (
+            ch04.check_offset_similarity,
+            lambda k, d, base: float(np.sum(np.sin(k * pe_lib.frequencies(d, base=base)))),
+            2,
+            "cos(b - a)",
+        ),
+        (ch04.check_look_back, lambda k, d: np.eye(d), 2, "relative_rotation(a)"),
+        (ch04.check_look_back, lambda k, d: np.eye(d), 3, "pe_lib.relative_rotation(-k, d_model)"),
+        (ch04.check_look_back, lambda k, d: pe_lib.relative_rotation(k, d), 2, "relative_rotation(-k)"),
+        (ch04.check_look_back, lambda k, d: pe_lib.relative_rotation(-2 * k, d), 1, "W_k^T"),
+    ],
+)
+def test_the_fix_of_a_mistake_waits_for_its_hint_tier(check, answer, level, fix):
+    for below in range(level):
+        assert fix not in str(check(answer, hint=below))
+    assert fix in str(check(answer, hint=level))
 
 
 def test_check_look_back_reports_where_the_scores_peak():

@@ -190,6 +190,7 @@ def test_similarity_checker_names_the_mistake(answer, hint):
     feedback = ch05.check_similarity_by_offset(answer)
     assert not feedback and hint in feedback.message, feedback.message
     assert str(feedback).startswith("[similarity by offset] Not yet:")
+    assert len(ch05.check_similarity_by_offset(answer, hint=3).hints) == 3
 
 
 def _shift_reference(tokens, k):
@@ -239,6 +240,27 @@ def _shift_in_place(tokens, k):
 def test_shift_checker_names_the_mistake(answer, hint):
     feedback = ch05.check_shift_targets(answer)
     assert not feedback and hint in feedback.message, feedback.message
+    assert len(ch05.check_shift_targets(answer, hint=3).hints) == 3
+
+
+@pytest.mark.parametrize(
+    ("check", "answer", "level", "fix"),
+    [
+        (ch05.check_similarity_by_offset, lambda table: np.zeros(len(table)), 2, "unit @ unit.T"),
+        (ch05.check_similarity_by_offset, lambda table: np.zeros(len(table)), 3, "np.diagonal(cosines, k).mean()"),
+        (ch05.check_similarity_by_offset, _dot_products, 2, "np.linalg.norm(row)"),
+        (ch05.check_similarity_by_offset, _columns_normalised, 2, "axis=1, keepdims=True"),
+        (ch05.check_similarity_by_offset, _row_zero, 2, "np.diagonal(similarity, k).mean()"),
+        (ch05.check_similarity_by_offset, _summed, 2, "not its sum"),
+        (ch05.check_shift_targets, _shift_rolled, 2, "experiments.IGNORE = -100"),
+        (ch05.check_shift_targets, _shift_rolled, 3, "torch.full_like(tokens, experiments.IGNORE)"),
+        (ch05.check_shift_targets, _shift_ahead, 2, "tokens[:, :-k]"),
+    ],
+)
+def test_the_fix_of_a_mistake_waits_for_its_hint_tier(check, answer, level, fix):
+    for below in range(level):
+        assert fix not in str(check(answer, hint=below))
+    assert fix in str(check(answer, hint=level))
 
 
 def test_shift_checker_accepts_the_reference_and_numpy():

@@ -248,6 +248,7 @@ def test_batch_first_checker_names_the_mistake(module_class, hint):
     assert not feedback.passed
     assert hint in feedback.message, feedback.message
     assert str(feedback).startswith("[batch-first positional encoding] Not yet: ")
+    assert len(ch06.check_batch_first_positional(module_class, hint=3).hints) == 3
 
 
 def test_batch_first_checker_reports_a_failing_constructor():
@@ -308,6 +309,32 @@ def test_embedding_checker_names_the_mistake(function, hint):
         return
     assert not feedback.passed
     assert hint in feedback.message, feedback.message
+    assert len(ch06.check_embedding_forward(function, hint=3).hints) == 3
+
+
+@pytest.mark.parametrize(
+    ("check", "answer", "level", "fix"),
+    [
+        (ch06.check_batch_first_positional, SnippetPositionalEncoding, 2, "token_embedding.size(1)"),
+        (ch06.check_batch_first_positional, SnippetPositionalEncoding, 3, ".unsqueeze(0))"),
+        (ch06.check_batch_first_positional, KeepsLayout, 2, "(1, seq, d)"),
+        (ch06.check_batch_first_positional, Broadcasts, 2, "slicing by x.size(1)"),
+        (ch06.check_batch_first_positional, Scaled, 1, "unscaled"),
+        (ch06.check_embedding_forward, lambda ids, table: table[ids], 2, "by sqrt(d_model)"),
+        (ch06.check_embedding_forward, lambda ids, table: table[ids], 3, "math.sqrt(d_model) + pe"),
+        (
+            ch06.check_embedding_forward,
+            lambda ids, table: (table[ids] + _pe(ids.shape[1], table.shape[1])) * math.sqrt(table.shape[1]),
+            1,
+            "Which part does the scale belong to",
+        ),
+        (ch06.check_embedding_forward, _batch_index, 1, "along which axis"),
+    ],
+)
+def test_the_fix_of_a_mistake_waits_for_its_hint_tier(check, answer, level, fix):
+    for below in range(level):
+        assert fix not in str(check(answer, hint=below))
+    assert fix in str(check(answer, hint=level))
 
 
 def test_embedding_checker_reports_an_exception():

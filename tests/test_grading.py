@@ -4,6 +4,8 @@ Each grader gets the worked solution (it must pass, also as torch, bfloat16, req
 list) and the mistakes learners make around the maths: a forgotten `return`, a `print` instead of
 one, an exception, an input changed in place, an answer that changes between calls, and sizes
 that only some almost-right answers get wrong (odd widths, more than 256 positions, rows far out).
+Tiered hints: a stub's feedback names the symptom and never the answer; hint=1..3 add the tiers,
+the last one a formula that passes; a bad `hint` is refused before the learner's code runs.
 """
 
 import math
@@ -21,7 +23,7 @@ from pe_lib import ch04_pendulum as ch04
 from pe_lib import ch05_learned as ch05
 from pe_lib import ch06_pipeline as ch06
 from pe_lib import experiments
-from pe_lib.grading import Feedback, as_numbers, run_safely
+from pe_lib.grading import Feedback, as_numbers, hint_level, run_safely, with_hints
 
 # --- the worked solutions, as the solutions notebooks write them -----------------------------
 
@@ -455,3 +457,349 @@ def similarity_with_a_typo(table):
 def test_learner_written_mistakes_get_the_hint_for_their_class(checker, answer, hint):
     feedback = verdict(checker, answer)
     assert not feedback.passed and hint in feedback.message, feedback
+
+
+# --- tiered hints: the shared layer -------------------------------------------------------------
+
+TIERS = ("a question", "a pointer", "the formula")
+
+
+def test_a_failure_prints_its_symptom_then_the_hints_asked_for_then_how_to_get_more():
+    feedback = Feedback("demo", False, "row 1 is wrong", TIERS, 1)
+    assert str(feedback).splitlines() == [
+        "[demo] Not yet: row 1 is wrong",
+        "Hint 1/3: a question",
+        "Stuck? Run the check again with hint=2 (of 3).",
+    ]
+    assert str(Feedback("demo", False, "row 1 is wrong", TIERS)).splitlines()[1:] == [
+        "Stuck? Run the check again with hint=1 (of 3).",
+    ]
+    assert str(Feedback("demo", False, "row 1 is wrong", TIERS, 3)).splitlines()[1:] == [
+        "Hint 1/3: a question",
+        "Hint 2/3: a pointer",
+        "Hint 3/3: the formula",
+    ]
+    assert feedback.message == "row 1 is wrong" and not feedback and repr(feedback) == str(feedback)
+
+
+def test_a_pass_and_a_requirement_test_print_one_line_whatever_the_hints():
+    assert str(Feedback("demo", True, "well done", TIERS, 2)) == "[demo] Correct: well done"
+    assert str(Feedback("demo", False, "no hints here")) == "[demo] Not yet: no hints here"
+    assert str(Feedback(None, False, "bad", TIERS)) == "FAIL: bad"
+
+
+def test_feedback_refuses_more_shown_hints_than_it_has():
+    with pytest.raises(ValueError, match=r"shown must be from 0 to len\(hints\) = 3, got 4"):
+        Feedback("demo", False, "x", TIERS, 4)
+
+
+@pytest.mark.parametrize("value", [0, 1, 3, np.int64(2)])
+def test_hint_level_accepts_ints_from_0_to_the_number_of_tiers(value):
+    assert hint_level(value, TIERS) == int(value)
+
+
+@pytest.mark.parametrize(
+    ("value", "error", "said"),
+    [
+        (-1, ValueError, "got -1"),
+        (4, ValueError, "got 4"),
+        (True, TypeError, "got True (bool)"),
+        ("1", TypeError, "got '1' (str)"),
+        (1.0, TypeError, "got 1.0 (float)"),
+        (None, TypeError, "got None (NoneType)"),
+    ],
+)
+def test_hint_level_names_the_argument_its_value_and_what_is_allowed(value, error, said):
+    with pytest.raises(error) as raised:
+        hint_level(value, TIERS)
+    assert str(raised.value).startswith("hint must be an int from 0 (no hint) to 3 (the formula)")
+    assert said in str(raised.value)
+
+
+def test_with_hints_fills_a_mistakes_own_tiers_with_the_graders_last_ones():
+    own = Feedback("demo", False, "swapped", ("is row 0 right?",))
+    feedback = with_hints(own, TIERS, 2)
+    assert feedback.hints == ("is row 0 right?", "a pointer", "the formula") and feedback.shown == 2
+    assert with_hints(Feedback("demo", False, "x"), TIERS, 0).hints == TIERS
+    passed = Feedback("demo", True, "ok")
+    assert with_hints(passed, TIERS, 3) is passed
+    with pytest.raises(ValueError, match="at most 3 tiers"):
+        with_hints(Feedback("demo", False, "x", ("a", "b", "c", "d")), TIERS, 0)
+
+
+# --- tiered hints: every grader ---------------------------------------------------------------
+
+
+class SnippetPositionalEncoding(nn.Module):
+    """The PyTorch snippet's module as notebook 06 prints it: a (maxlen, 1, d) table sliced by size(0)."""
+
+    def __init__(self, emb_size, dropout, maxlen=5000):
+        super().__init__()
+        den = torch.exp(-torch.arange(0, emb_size, 2) * math.log(10000) / emb_size)
+        pos = torch.arange(0, maxlen).reshape(maxlen, 1)
+        table = torch.zeros((maxlen, emb_size))
+        table[:, 0::2], table[:, 1::2] = torch.sin(pos * den), torch.cos(pos * den)
+        self.dropout = nn.Dropout(dropout)
+        self.register_buffer("pos_embedding", table.unsqueeze(-2))
+
+    def forward(self, token_embedding):
+        return self.dropout(token_embedding + self.pos_embedding[: token_embedding.size(0), :])
+
+
+class ReturnsItsInput(SnippetPositionalEncoding):
+    def forward(self, token_embedding):
+        return token_embedding
+
+
+class NotWrittenYet(SnippetPositionalEncoding):
+    def forward(self, token_embedding):
+        raise NotImplementedError("write me")
+
+
+def chapter_encoding(position, d_model):  # the book chapter's code, the stub of notebook 03's exercise 3
+    angle_rads = np.arange(d_model) // 2 * np.pi / np.power(10000, 2 * (np.arange(d_model) // 2) / np.float32(d_model))
+    angle_rads = position * angle_rads
+    pos_encoding = np.zeros(d_model)
+    pos_encoding[0::2] = np.sin(angle_rads[0::2])
+    pos_encoding[1::2] = np.cos(angle_rads[1::2])
+    return pos_encoding
+
+
+def _raises(*args):
+    raise NotImplementedError("TODO")
+
+
+# grader -> (checker, the correct answer, the stubs and stub-like answers, tokens of the answer that no
+# symptom of a stub may print, tokens the last tier must hold). The first stub is the notebook's.
+TIERED = {
+    "permutation matrix": (
+        ch01.check_permutation_matrix,
+        permutation_matrix,
+        [lambda order: np.eye(len(order)), lambda order: np.zeros((len(order), len(order))), lambda order: None],
+        ["order[i]", "eye(len(order))[order]", "np.eye(n)[order]", "P[i, "],
+        ["np.eye(len(order))[order]"],
+    ),
+    "equivariance test": (
+        ch01.check_equivariance_test,
+        is_permutation_equivariant,
+        [
+            lambda f, x, order: np.allclose(f(x[order]), f(x)),
+            lambda f, x, order: True,
+            lambda f, x, order: False,
+            lambda f, x, order: None,
+        ],
+        ["f(x)[order]", "permuted output", "move with", "allclose"],
+        ["f(x)[order]", "np.allclose"],
+    ),
+    "binary encoding": (
+        ch02.check_binary_encoding,
+        binary_encoding,
+        [lambda n, d: np.zeros((n, d)), lambda n, d: None, _raises],
+        [">>", "& 1", "% 2", "binary_repr", "np.arange(d_model)"],
+        [">> np.arange(d_model)", "& 1", "raise ValueError"],
+    ),
+    "bit flips": (
+        ch02.check_bit_flips,
+        bit_flips,
+        [lambda p: 1, lambda p: 0, lambda p: None],
+        ["^", "XOR", "count(", "trailing"],
+        ["p ^ (p + 1)", 'count("1")'],
+    ),
+    "layout permutation": (
+        ch03.check_layout_permutation,
+        layout_permutation,
+        [lambda d: np.arange(d), lambda d: np.arange(d)[::-1], lambda d: None],
+        ["0::2", "1::2", "0, 2, 4", "1, 3, 5", "np.r_", "even", "odd"],
+        ["np.r_[0:d_model:2, 1:d_model:2]"],
+    ),
+    "sinusoidal table": (
+        ch03.check_sinusoidal_table,
+        sinusoidal_table,
+        [lambda n, d: np.zeros((n, d)), lambda n, d: np.ones((n, d)), lambda n, d: None],
+        ["0::2", "1::2", "div_term", "np.sin", "np.cos", "sin(pos", "exp(", "log("],
+        ["table[:, 0::2] = np.sin(pos * div_term)", "table[:, 1::2] = np.cos(pos * div_term)", "div_term = np.exp"],
+    ),
+    "spot the bug": (
+        ch03.check_chapter_fix,
+        chapter_fixed,
+        [chapter_encoding, lambda p, d: np.zeros(d), lambda p, d: None],
+        ["line 1", "np.pi", "π·i", "1 / np.power", "arange(d_model) // 2", "Remove"],
+        ["angle_rads = 1 / np.power(10000, 2 * (np.arange(d_model) // 2)"],
+    ),
+    "offset similarity": (
+        ch04.check_offset_similarity,
+        offset_similarity,
+        [lambda k, d, base=1e4: float(np.zeros(d // 2).sum()), lambda k, d, base=1e4: None, _raises],
+        ["cos(w_i k)", "cos(b - a)", "np.cos", "sin(a)", "np.sum", "d_model/2 pairs"],
+        ["np.sum(np.cos(w * k))", "pe_lib.frequencies(d_model, base=base)"],
+    ),
+    "look back": (
+        ch04.check_look_back,
+        look_back,
+        [lambda k, d: np.eye(d), lambda k, d: np.zeros((d, d)), lambda k, d: None],
+        ["relative_rotation", ".T", "W_k^T", "PE(q + k)", "Rotate", "rotate"],
+        ["pe_lib.relative_rotation(-k, d_model)"],
+    ),
+    "similarity by offset": (
+        ch05.check_similarity_by_offset,
+        similarity_by_offset,
+        [lambda table: np.zeros(len(table)), lambda table: np.ones(len(table)), lambda table: None],
+        ["unit.T", "@", "np.diagonal", "norm(", "normalise", "axis=1", "recipe"],
+        ["unit @ unit.T", "np.diagonal(cosines, k).mean()", "np.linalg.norm(table, axis=1, keepdims=True)"],
+    ),
+    "shift targets": (
+        ch05.check_shift_targets,
+        shift_targets,
+        [
+            lambda tokens, k: torch.roll(tokens, k, dims=1),
+            lambda tokens, k: tokens.clone(),
+            lambda tokens, k: torch.zeros_like(tokens),
+            lambda tokens, k: None,
+        ],
+        ["IGNORE", "-100", "full_like", "tokens[:, :-k]", "loss skips"],
+        ["torch.full_like(tokens, experiments.IGNORE)", "targets[:, k:] = tokens[:, :-k]"],
+    ),
+    "batch-first positional encoding": (
+        ch06.check_batch_first_positional,
+        BatchFirstPositionalEncoding,
+        [SnippetPositionalEncoding, ReturnsItsInput, NotWrittenYet],
+        ["size(1)", "unsqueeze(0)", "(1, seq", "dim 1", "[None", "along"],
+        ["token_embedding.size(1)", ".unsqueeze(0)"],
+    ),
+    "embedding forward": (
+        ch06.check_embedding_forward,
+        embed,
+        [
+            lambda ids, table: table[ids],
+            lambda ids, table: torch.zeros(*ids.shape, table.shape[1]),
+            lambda ids, table: None,
+            _raises,
+        ],
+        ["sqrt", "PE[:seq]", "sinusoidal_encoding", "math.", "d_model**"],
+        ["token_table[token_ids] * math.sqrt(d_model) + pe", "pe_lib.sinusoidal_encoding(token_ids.shape[1], d_model)"],
+    ),
+}
+STUB_CASES = [(name, index) for name, case in TIERED.items() for index in range(len(case[2]))]
+
+
+def _stub_id(value):
+    return f"{value[0]}-stub{value[1]}" if isinstance(value, tuple) else None
+
+
+@pytest.mark.parametrize("case", STUB_CASES, ids=_stub_id)
+def test_a_stub_gets_its_symptom_without_the_answer(case):
+    name, index = case
+    checker, _, stubs, forbidden, _ = TIERED[name]
+    feedback = verdict(checker, stubs[index])
+    text = str(feedback)
+    assert not feedback.passed and "Correct" not in text, text
+    leaked = [token for token in forbidden if token in text]
+    assert not leaked, f"{name}: the stub's feedback prints {leaked}:\n{text}"
+    assert text.endswith("Stuck? Run the check again with hint=1 (of 3).")
+
+
+@pytest.mark.parametrize("case", STUB_CASES, ids=_stub_id)
+def test_hint_k_shows_the_first_k_tiers_and_the_last_holds_the_formula(case):
+    name, index = case
+    checker, _, stubs, _, formula = TIERED[name]
+    previous = str(checker(stubs[index]))
+    for level in (1, 2, 3):
+        feedback = checker(stubs[index], hint=level)
+        text = str(feedback)
+        assert not feedback.passed and len(feedback.hints) == 3 and feedback.shown == level
+        assert [line.split(":")[0] for line in text.splitlines() if line.startswith("Hint ")] == [
+            f"Hint {k}/3" for k in range(1, level + 1)
+        ]
+        assert text.startswith(previous.rsplit("\nStuck?", 1)[0])  # cumulative: what hint=k-1 showed, and more
+        assert ("Stuck?" in text) == (level < 3)
+        previous = text
+    missing = [token for token in formula if token not in feedback.hints[-1]]
+    assert not missing, f"{name}: the last tier lacks {missing}: {feedback.hints[-1]}"
+
+
+@pytest.mark.parametrize("name", list(TIERED))
+def test_a_right_answer_never_prints_hints(name):
+    checker, solution, _, _, _ = TIERED[name]
+    for level in (0, 1, 3):
+        feedback = checker(solution, hint=level)
+        assert feedback.passed and "Hint" not in str(feedback) and "Stuck" not in str(feedback), feedback
+        assert str(feedback).startswith(f"[{feedback.exercise}] Correct: ")
+
+
+@pytest.mark.parametrize("name", list(TIERED))
+@pytest.mark.parametrize(("hint", "error"), [(-1, ValueError), (4, ValueError), (True, TypeError), ("2", TypeError)])
+def test_a_bad_hint_is_refused_before_the_learners_code_runs(name, hint, error):
+    checker, _, stubs, _, _ = TIERED[name]
+    calls = []
+
+    def counts_calls(*args):
+        calls.append(args)
+        return stubs[0](*args)
+
+    with pytest.raises(error, match=r"^hint must be an int from 0 \(no hint\) to 3 \(the formula\), got "):
+        checker(counts_calls, hint=hint)
+    assert not calls
+
+
+@pytest.mark.parametrize("name", list(TIERED))
+def test_the_hint_is_a_keyword_argument(name):
+    checker, _, stubs, _, _ = TIERED[name]
+    with pytest.raises(TypeError):
+        checker(stubs[0], 1)
+
+
+# The formula tier, run: its indented lines are the body of the learner's function, and it passes.
+FORMULA_SIGNATURES = {
+    "permutation matrix": "order",
+    "equivariance test": "f, x, order",
+    "binary encoding": "n, d_model",
+    "bit flips": "p",
+    "layout permutation": "d_model",
+    "sinusoidal table": "n, d_model",
+    "offset similarity": "k, d_model, base=10000.0",
+    "look back": "k, d_model",
+    "similarity by offset": "table",
+    "shift targets": "tokens, k",
+    "embedding forward": "token_ids, token_table",
+    "batch-first positional encoding": "self, token_embedding",
+    "spot the bug": "position, d_model",
+}
+
+
+def _formula(name, stub):
+    """The learner's function written from the last tier's code lines (indented by four spaces)."""
+    checker = TIERED[name][0]
+    code = [line for line in checker(stub, hint=3).hints[-1].splitlines() if line.startswith("    ")]
+    if name == "spot the bug":  # the tier is the fixed line 1; the other lines are the chapter's
+        code += [
+            "    angle_rads = position * angle_rads",
+            "    pos_encoding = np.zeros(d_model)",
+            "    pos_encoding[0::2] = np.sin(angle_rads[0::2])",
+            "    pos_encoding[1::2] = np.cos(angle_rads[1::2])",
+            "    return pos_encoding",
+        ]
+    namespace = {"np": np, "torch": torch, "math": math, "pe_lib": pe_lib, "experiments": experiments}
+    exec("\n".join([f"def written({FORMULA_SIGNATURES[name]}):", *code]), namespace)
+    if name == "batch-first positional encoding":
+        return type("Written", (SnippetPositionalEncoding,), {"forward": namespace["written"]})
+    return namespace["written"]
+
+
+@pytest.mark.parametrize("name", list(TIERED))
+def test_the_formula_tier_is_a_right_answer(name):
+    checker, _, stubs, _, _ = TIERED[name]
+    feedback = checker(_formula(name, stubs[0]))
+    assert feedback.passed, feedback
+
+
+# Every failure of a grader, recognised mistake or not, has the grader's number of tiers.
+@pytest.mark.parametrize("name", FUNCTION_GRADERS)
+def test_every_kind_of_failure_offers_three_tiers(name):
+    checker, solution, _ = GRADERS[name]
+
+    def forgot_return(*args):
+        solution(*args)
+
+    for answer in (forgot_return, _raises, lambda *args: "not numbers"):
+        feedback = checker(answer, hint=3)
+        assert not feedback.passed and len(feedback.hints) == 3 and feedback.shown == 3, feedback
