@@ -15,14 +15,16 @@ from .explorer import Explorer
 from .figures import floats, heatmap, new_axes, style_figsize
 from .grading import Feedback, as_numbers, hint_level, run_safely, tolerance_for, with_hints
 
-_VARIANT_COLOURS = {"none": "tab:gray", "learned": "tab:orange", "sinusoidal": "tab:blue"}
+_VARIANT_COLOURS = {"none": "tab:gray", "learned": "tab:orange", "sinusoidal": "tab:blue", "rope": "tab:green"}
 
 
 _METRIC_LABELS = {
-    "in_distribution": "in distribution\n(train length)",
-    "longer_seen": "longer sequences:\ntrained positions",
-    "longer_unseen": "longer sequences:\nnew positions",
+    "in_distribution": "in distribution\n(16 from 0)",
+    "longer_first": "longer (32 from 0):\npositions 0-15",
+    "longer_rest": "longer (32 from 0):\npositions 16-31",
+    "unseen_window": "16 at positions\n48-63 (unseen)",
 }
+REGIME_LABELS = {"from_zero": "trained from position 0", "random_offset": "trained on windows at random offsets"}
 
 
 def position_projection(coordinates, *, title, explained=None, first_position=0, join=False, ax=None):
@@ -53,15 +55,19 @@ def _ordered_variants(names):
     return known + [v for v in names if v not in known]
 
 
-def accuracy_comparison(results, *, title, ax=None):
-    """Accuracy of each positional variant (bars: mean over seeds, error bars: std, dots: single seeds).
+def accuracy_comparison(results, *, regime, title, ax=None, legend=True):
+    """Accuracy of each positional variant in one training regime (bars: mean over seeds, error bars:
+    std, dots: single seeds).
 
     results: a dict like pe_lib.experiments.run_sweep / load_results returns ("summary", "runs",
-    "baselines"). Dashed: chance (1 / vocabulary); dotted: the order-blind guess for the
-    sequence length of each group of bars.
+    "baselines"); regime: one of its regimes. Dashed: chance (1 / vocabulary); dotted: the
+    order-blind guess for the sequence length of each group of bars.
     """
+    if regime not in results["summary"]:
+        raise ValueError(f"regime must be one of {', '.join(map(repr, results['summary']))}, got {regime!r}")
     fig, ax = new_axes(ax)
-    summary, runs = results["summary"], results["runs"]
+    summary = results["summary"][regime]
+    runs = [run for run in results["runs"] if run["regime"] == regime]
     metrics = list(_METRIC_LABELS)
     variants = _ordered_variants(list(summary))
     width = 0.8 / len(variants)
@@ -77,7 +83,7 @@ def accuracy_comparison(results, *, title, ax=None):
     chance = results["baselines"]["chance"]
     blind = results["baselines"]["order_blind"]
     ax.axhline(chance, color="crimson", ls="--", lw=1, label=f"chance 1/vocab = {chance:.4f}")
-    levels = [blind["in_distribution"] if m == "in_distribution" else blind["longer"] for m in metrics]
+    levels = [blind["longer"] if m.startswith("longer") else blind["in_distribution"] for m in metrics]
     ax.hlines(levels, np.arange(len(metrics)) - 0.45, np.arange(len(metrics)) + 0.45, color="0.2", ls=":", lw=1.5)
     ax.plot([], [], color="0.2", ls=":", lw=1.5, label="order-blind guess")
     ax.set_xticks(np.arange(len(metrics)))
@@ -86,7 +92,8 @@ def accuracy_comparison(results, *, title, ax=None):
     seeds = len(results.get("seeds", [])) or 1
     ax.set(title=title, ylabel=f"token accuracy (mean ± std, {seeds} seeds)", ylim=(0, 1.32))
     ax.grid(False, axis="x")
-    ax.legend(loc="upper center", fontsize=8, ncols=3)
+    if legend:
+        ax.legend(loc="upper center", fontsize=8, ncols=3)
     return fig
 
 

@@ -6,26 +6,35 @@ positions apart sees only *which* tokens occur, so it can do no better than gues
 common one; a model with positions can solve it exactly. ("reverse", output x[n - 1 - i],
 is also available.)
 
-The model: pe_lib.TransformerEmbedding(positional="none" | "learned" | "sinusoidal") ->
-torch.nn.TransformerEncoder (2 pre-norm layers, d_model=64, 4 heads, no causal mask) -> a linear
-read-out per position. Adam with a linear warm-up (10% of the steps) and linear decay, gradients
-clipped at norm 1. Trained on sequences of `train_len`, evaluated on fresh sequences of the same
-length and on sequences of `test_len` > train_len. The learned table gets `test_len` rows so
-that the longer sequences run at all: rows past train_len are never trained (they keep their
-random initialisation), which is exactly the situation "longer than trained" means.
+The model: token embedding * sqrt(d) (pe_lib.TransformerEmbedding without positions), plus the
+rows of a position table ("learned" or "sinusoidal"), or no table ("none"), or rotary positions
+("rope": queries and keys rotated in every layer, pe_lib.RotaryEmbedding, the positive control:
+its scores depend on offsets only) -> 2 pre-norm encoder layers (d_model=64, 4 heads, no causal
+mask) -> a linear read-out per position. Adam with a linear warm-up (10% of the steps) and linear
+decay, gradients clipped at norm 1.
+
+Two training regimes. "from_zero": every training sequence holds positions 0..train_len-1, so
+absolute positions alone can solve the task. "random_offset": each batch is a window of
+train_len positions starting anywhere in 0..offset_range, so only a rule that holds at every
+position solves it. Three tests, on fixed test sets: in distribution (train_len from 0); a longer
+sequence (test_len from 0: its first train_len positions and the rest); and a window of
+train_len positions starting at unseen_start, positions no training batch ever held. Tables have
+max_position rows; rows never reached in training keep their random initialisation.
 
 Everything is deterministic for a given seed on a given machine: training runs with a fixed
 number of threads, deterministic algorithms, its own RNG streams, and restores the caller's
 torch RNG state and settings afterwards.
 
-    python -m pe_lib.experiments            # the full sweep -> pe_lib/data/learned_vs_fixed.json
-    python -m pe_lib.experiments --check    # rerun it and compare with the committed file
+    python -m pe_lib.experiments [--jobs 2]   # the full sweep -> pe_lib/data/learned_vs_fixed.json
+    python -m pe_lib.experiments --check      # rerun it and compare with the committed file
 """
 
 import argparse
+import concurrent.futures
 import contextlib
 import dataclasses
 import json
+import multiprocessing
 import sys
 import time
 from pathlib import Path
@@ -36,9 +45,12 @@ from torch import nn
 
 from . import _validate
 from .data import load_json
+from .encodings import sinusoidal_encoding
 from .modules import TransformerEmbedding
+from .relative import RotaryEmbedding
 
-VARIANTS = ("none", "learned", "sinusoidal")
+VARIANTS = ("none", "learned", "sinusoidal", "rope")
+REGIMES = ("from_zero", "random_offset")
 TASKS = ("shift", "reverse")
 IGNORE = -100  # target value for positions without a target (skipped by the loss and the accuracy)
 EVAL_SEED = 2_147_483_647  # one fixed test set for every model, independent of the training seed
@@ -65,19 +77,38 @@ class Config:
     lr: float = 1e-3
     eval_size: int = 512  # sequences per evaluation set
     threads: int = 1  # torch threads while training: fixed, so results do not depend on the machine's load
+    offset_range: int = 16  # random_offset regime: windows start at 0..offset_range (positions < 32 by default)
+    unseen_start: int = 48  # the third test: a window at positions no training batch held
+    max_position: int = 64  # rows of the position tables; every test stays below it
 
     def __post_init__(self):
         _validate.choice("task", self.task, TASKS)
         for name in ("shift", "vocab_size", "train_len", "test_len", "d_model", "num_heads", "num_layers"):
             _validate.positive_int(name, getattr(self, name))
-        for name in ("dim_feedforward", "steps", "batch_size", "eval_size", "threads"):
+        for name in ("dim_feedforward", "steps", "batch_size", "eval_size", "threads", "max_position"):
             _validate.positive_int(name, getattr(self, name))
+        for name in ("offset_range", "unseen_start"):
+            _validate.count(name, getattr(self, name))
         if self.test_len <= self.train_len:
             raise ValueError(f"test_len must be longer than train_len={self.train_len}, got {self.test_len}")
         if self.task == "shift" and self.shift >= self.train_len:
             raise ValueError(f"shift must be smaller than train_len={self.train_len}, got {self.shift}")
-        if self.d_model % self.num_heads:
-            raise ValueError(f"d_model={self.d_model} must be divisible by num_heads={self.num_heads}")
+        if self.d_model % self.num_heads or (self.d_model // self.num_heads) % 2:
+            raise ValueError(
+                f"d_model={self.d_model} must be divisible by num_heads={self.num_heads} into an even head size "
+                "(rotary positions turn pairs of features)"
+            )
+        trained_until = self.train_len + self.offset_range  # positions < this occur in random_offset training
+        if self.unseen_start < trained_until:
+            raise ValueError(
+                f"unseen_start must be >= train_len + offset_range = {trained_until} (positions used in training), "
+                f"got {self.unseen_start}"
+            )
+        if self.max_position < max(self.test_len, self.unseen_start + self.train_len):
+            raise ValueError(
+                f"max_position must cover the tests: >= max(test_len, unseen_start + train_len) = "
+                f"{max(self.test_len, self.unseen_start + self.train_len)}, got {self.max_position}"
+            )
         if not _validate.finite_real("lr", self.lr) > 0:
             raise ValueError(f"lr must be positive, got {self.lr}")
 
@@ -140,29 +171,83 @@ def order_blind_guess(tokens):
 # --- the model ------------------------------------------------------------------------------
 
 
+class EncoderLayer(nn.Module):
+    """A pre-norm encoder layer (attention, then feed-forward, each with a residual); rotary=True turns q and k.
+
+    forward(x (batch, seq, d_model), positions (seq,) int64) -> (batch, seq, d_model). Without
+    rotary it computes what nn.TransformerEncoderLayer(norm_first=True, dropout=0) computes.
+    """
+
+    def __init__(self, d_model, num_heads, dim_feedforward, *, rotary):
+        super().__init__()
+        self.num_heads = num_heads
+        self.norm_attention = nn.LayerNorm(d_model)
+        self.qkv = nn.Linear(d_model, 3 * d_model)
+        self.out = nn.Linear(d_model, d_model)
+        self.norm_feedforward = nn.LayerNorm(d_model)
+        self.feedforward = nn.Sequential(
+            nn.Linear(d_model, dim_feedforward), nn.ReLU(), nn.Linear(dim_feedforward, d_model)
+        )
+        self.rotary = RotaryEmbedding(d_model // num_heads, layout="half") if rotary else None
+
+    def forward(self, x, positions):
+        batch, seq, d_model = x.shape
+        heads = self.qkv(self.norm_attention(x)).view(batch, seq, 3, self.num_heads, -1).permute(2, 0, 3, 1, 4)
+        q, k, v = heads[0], heads[1], heads[2]  # each (batch, heads, seq, head_dim)
+        if self.rotary is not None:
+            q, k = self.rotary(q, k, positions)
+        attended = nn.functional.scaled_dot_product_attention(q, k, v)
+        x = x + self.out(attended.transpose(1, 2).reshape(batch, seq, d_model))
+        return x + self.feedforward(self.norm_feedforward(x))
+
+
 class TinyEncoder(nn.Module):
-    """TransformerEmbedding -> nn.TransformerEncoder -> Linear: token ids (batch, seq) -> logits (batch, seq, vocab)."""
+    """Tokens (+ positions) -> encoder layers -> Linear: token ids (batch, seq) -> logits (batch, seq, vocab).
+
+    forward(tokens, start=0): the tokens stand at positions start..start+seq-1.
+    """
 
     def __init__(self, vocab_size, positional, *, max_len, d_model=64, num_heads=4, num_layers=2, dim_feedforward=128):
         super().__init__()
         self.positional = _validate.choice("positional", positional, VARIANTS)
-        self.embedding = TransformerEmbedding(vocab_size, d_model, positional=positional, max_len=max_len, dropout=0.0)
-        layer = nn.TransformerEncoderLayer(
-            d_model, num_heads, dim_feedforward, dropout=0.0, batch_first=True, norm_first=True
+        self.max_len = _validate.positive_int("max_len", max_len)
+        self.embedding = TransformerEmbedding(vocab_size, d_model, positional="none", dropout=0.0)
+        if positional == "learned":
+            self.position = nn.Embedding(max_len, d_model)
+            nn.init.normal_(self.position.weight, std=0.02)  # BERT's initialisation
+        elif positional == "sinusoidal":
+            table = torch.from_numpy(sinusoidal_encoding(max_len, d_model, dtype=np.float32))
+            self.register_buffer("position_rows", table, persistent=False)
+        rotary = positional == "rope"
+        self.layers = nn.ModuleList(
+            EncoderLayer(d_model, num_heads, dim_feedforward, rotary=rotary) for _ in range(num_layers)
         )
-        self.encoder = nn.TransformerEncoder(layer, num_layers, norm=nn.LayerNorm(d_model), enable_nested_tensor=False)
+        self.norm = nn.LayerNorm(d_model)
         self.head = nn.Linear(d_model, vocab_size)
 
-    def forward(self, tokens):
-        return self.head(self.encoder(self.embedding(tokens)))
+    def forward(self, tokens, start=0):
+        start = _validate.count("start", start)
+        if start + tokens.shape[1] > self.max_len:
+            raise ValueError(
+                f"positions {start}..{start + tokens.shape[1] - 1} do not fit max_len={self.max_len} of this model"
+            )
+        positions = torch.arange(start, start + tokens.shape[1])
+        x = self.embedding(tokens)
+        if self.positional == "learned":
+            x = x + self.position(positions)
+        elif self.positional == "sinusoidal":
+            x = x + self.position_rows[positions]
+        for layer in self.layers:
+            x = layer(x, positions)
+        return self.head(self.norm(x))
 
 
 def build_model(positional, config):
-    """A fresh TinyEncoder for `config`; a learned table gets config.test_len rows (see the module docstring)."""
+    """A fresh TinyEncoder for `config`, with position tables of config.max_position rows."""
     return TinyEncoder(
         config.vocab_size,
         positional,
-        max_len=config.test_len,
+        max_len=config.max_position,
         d_model=config.d_model,
         num_heads=config.num_heads,
         num_layers=config.num_layers,
@@ -171,12 +256,11 @@ def build_model(positional, config):
 
 
 def position_table(model):
-    """The positions a TinyEncoder adds, as a NumPy array (rows, d_model); None for positional="none"."""
-    position = model.embedding.position
+    """The rows a TinyEncoder adds at each position, as a NumPy array (max_len, d_model); None for none/rope."""
     if model.positional == "learned":
-        return position.embedding.weight.detach().numpy().copy()
+        return model.position.weight.detach().numpy().copy()
     if model.positional == "sinusoidal":
-        return position.pe.detach().numpy().copy()
+        return model.position_rows.numpy().copy()
     return None
 
 
@@ -202,20 +286,24 @@ class Trained:
 
     model: TinyEncoder
     positional: str
+    regime: str
     seed: int
     config: Config
     losses: np.ndarray
     seconds: float
 
 
-def train(positional, config=None, *, seed=0, progress=None):
+def train(positional, config=None, *, regime="from_zero", seed=0, progress=None):
     """Train a TinyEncoder with `positional` positions on config.task; return a Trained.
 
-    seed fixes the initial weights and the training batches. progress, if given, is called as
-    progress(step, steps, loss) every 10 steps and at the end (e.g. to move a progress bar).
+    regime "from_zero": every batch holds positions 0..train_len-1; "random_offset": each batch is
+    a window starting at a random position in 0..config.offset_range. seed fixes the initial
+    weights and the training batches. progress, if given, is called as progress(step, steps, loss)
+    every 10 steps and at the end (e.g. to move a progress bar).
     """
     config = _config(config)
     positional = _validate.choice("positional", positional, VARIANTS)
+    regime = _validate.choice("regime", regime, REGIMES)
     seed = _validate.count("seed", seed)
     if progress is not None and not callable(progress):
         raise TypeError(f"progress must be a function progress(step, steps, loss) or None, got {progress!r}")
@@ -234,7 +322,8 @@ def train(positional, config=None, *, seed=0, progress=None):
         model.train()
         for step in range(config.steps):
             tokens, targets = make_batch(config, config.batch_size, config.train_len, data)
-            logits = model(tokens)
+            offset = 0 if regime == "from_zero" else int(torch.randint(0, config.offset_range + 1, (), generator=data))
+            logits = model(tokens, offset)
             loss = nn.functional.cross_entropy(logits.reshape(-1, config.vocab_size), targets.reshape(-1))
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
@@ -246,7 +335,7 @@ def train(positional, config=None, *, seed=0, progress=None):
                 progress(step + 1, config.steps, losses[step])
         seconds = time.perf_counter() - start
         model.eval()
-    return Trained(model, positional, seed, config, losses, seconds)
+    return Trained(model, positional, regime, seed, config, losses, seconds)
 
 
 def _accuracy(hits, mask):
@@ -257,9 +346,10 @@ def evaluate(trained):
     """Accuracies of a Trained model on fixed test sets (the same for every model).
 
     Returns a dict of floats in [0, 1]:
-        in_distribution: target positions of sequences of train_len (as in training)
-        longer_seen:     sequences of test_len, positions < train_len (positions it was trained on)
-        longer_unseen:   sequences of test_len, positions >= train_len (never seen in training)
+        in_distribution: sequences of train_len at positions 0.. (as in from_zero training)
+        longer_first:    sequences of test_len from position 0: their first train_len positions
+        longer_rest:     the same sequences, positions train_len..test_len-1
+        unseen_window:   sequences of train_len at positions unseen_start.. (never in any training batch)
     and per_position: a list of test_len accuracies on the long sequences (None where no target).
     """
     config = trained.config
@@ -267,16 +357,19 @@ def evaluate(trained):
         data = torch.Generator().manual_seed(EVAL_SEED)
         short, short_targets = make_batch(config, config.eval_size, config.train_len, data)
         long, long_targets = make_batch(config, config.eval_size, config.test_len, data)
+        far, far_targets = make_batch(config, config.eval_size, config.train_len, data)
         short_hits = trained.model(short).argmax(-1) == short_targets
         long_hits = trained.model(long).argmax(-1) == long_targets
+        far_hits = trained.model(far, config.unseen_start).argmax(-1) == far_targets
     has_target = long_targets != IGNORE
-    seen = torch.zeros_like(has_target)
-    seen[:, : config.train_len] = True
+    first = torch.zeros_like(has_target)
+    first[:, : config.train_len] = True
     per_position = [_accuracy(long_hits[:, i], has_target[:, i]) for i in range(config.test_len)]
     return {
         "in_distribution": _accuracy(short_hits, short_targets != IGNORE),
-        "longer_seen": _accuracy(long_hits, has_target & seen),
-        "longer_unseen": _accuracy(long_hits, has_target & ~seen),
+        "longer_first": _accuracy(long_hits, has_target & first),
+        "longer_rest": _accuracy(long_hits, has_target & ~first),
+        "unseen_window": _accuracy(far_hits, far_targets != IGNORE),
         "per_position": [None if np.isnan(a) else a for a in per_position],
     }
 
@@ -297,7 +390,7 @@ def baselines(config=None):
 
 # --- the sweep ------------------------------------------------------------------------------
 
-METRICS = ("in_distribution", "longer_seen", "longer_unseen")
+METRICS = ("in_distribution", "longer_first", "longer_rest", "unseen_window")
 
 
 def _round(value, digits=6):
@@ -311,15 +404,18 @@ def _round(value, digits=6):
 
 
 def summarize(runs):
-    """Per variant and metric: mean, std (sample, ddof=1; 0 for one run), min, max over the runs' seeds."""
+    """Per regime, variant and metric: mean, std (sample, ddof=1; 0 for one run), min, max over the seeds.
+
+    Returns summary[regime][variant][metric] and summary[regime][variant]["per_position_mean"].
+    """
     summary = {}
-    for variant in dict.fromkeys(run["positional"] for run in runs):
-        rows = [run for run in runs if run["positional"] == variant]
-        summary[variant] = {}
+    for regime, variant in dict.fromkeys((run["regime"], run["positional"]) for run in runs):
+        rows = [run for run in runs if run["positional"] == variant and run["regime"] == regime]
+        cell = summary.setdefault(regime, {}).setdefault(variant, {})
         for metric in METRICS:
             values = np.array([run[metric] for run in rows])
             std = float(values.std(ddof=1)) if len(values) > 1 else 0.0
-            summary[variant][metric] = {
+            cell[metric] = {
                 "mean": float(values.mean()),
                 "std": std,
                 "min": float(values.min()),
@@ -327,12 +423,23 @@ def summarize(runs):
             }
         per_position = np.array([[np.nan if a is None else a for a in run["per_position"]] for run in rows])
         mean = per_position.mean(axis=0)
-        summary[variant]["per_position_mean"] = [None if np.isnan(a) else float(a) for a in mean]
+        cell["per_position_mean"] = [None if np.isnan(a) else float(a) for a in mean]
     return summary
 
 
-def run_sweep(config=None, *, seeds=SWEEP_SEEDS, variants=VARIANTS, progress=None):
-    """Train and evaluate every variant with every seed; return a JSON-ready dict (floats rounded to 6 digits).
+def _one_run(config, regime, variant, seed):
+    """Train and evaluate one model; its result dict (rounded) and its training seconds."""
+    trained = train(variant, config, regime=regime, seed=seed)
+    run = {"positional": variant, "regime": regime, "seed": seed, **evaluate(trained)}
+    run["early_loss"] = float(trained.losses[: len(trained.losses) // 3].mean())  # how long it sat on the plateau
+    run["final_loss"] = float(trained.losses[-20:].mean())
+    return _round(run), trained.seconds
+
+
+def run_sweep(config=None, *, seeds=SWEEP_SEEDS, variants=VARIANTS, regimes=REGIMES, progress=None, jobs=1):
+    """Train and evaluate every variant in every regime with every seed; return a JSON-ready dict
+    (floats rounded to 6 digits). jobs > 1 trains that many models at once in separate processes;
+    every model trains on one thread with its own seeds, so the result is the same for any jobs.
 
     progress, if given, is called as progress(done, total, run) after each model, where run is
     that model's result dict with its training "seconds" (seconds are not stored in the result:
@@ -341,22 +448,32 @@ def run_sweep(config=None, *, seeds=SWEEP_SEEDS, variants=VARIANTS, progress=Non
     config = _config(config)
     seeds = [_validate.count("seed", s) for s in seeds]
     variants = [_validate.choice("variant", v, VARIANTS) for v in variants]
+    regimes = [_validate.choice("regime", r, REGIMES) for r in regimes]
+    jobs = _validate.positive_int("jobs", jobs)
+    plan = [(config, regime, variant, seed) for regime in regimes for variant in variants for seed in seeds]
     runs = []
-    total = len(seeds) * len(variants)
-    for variant in variants:
-        for seed in seeds:
-            trained = train(variant, config, seed=seed)
-            run = {"positional": variant, "seed": seed, **evaluate(trained)}
-            run["final_loss"] = float(trained.losses[-20:].mean())
-            runs.append(_round(run))
-            if progress is not None:
-                progress(len(runs), total, {**run, "seconds": trained.seconds})
+
+    def record(run, seconds):
+        runs.append(run)
+        if progress is not None:
+            progress(len(runs), len(plan), {**run, "seconds": seconds})
+
+    if jobs == 1:
+        for args in plan:
+            record(*_one_run(*args))
+    else:
+        context = multiprocessing.get_context("spawn")  # a fresh interpreter: no torch state shared with the parent
+        with concurrent.futures.ProcessPoolExecutor(jobs, mp_context=context) as pool:
+            for run, seconds in pool.map(_one_run, *zip(*plan, strict=True)):
+                record(run, seconds)
     return {
-        "description": "Shift-by-k task, tiny Transformer encoder: accuracy with no / learned / sinusoidal positions",
+        "description": "Shift-by-k task, tiny Transformer encoder: accuracy with no / learned / sinusoidal / "
+        "rotary positions, trained from position 0 or on windows at random offsets",
         "command": "python -m pe_lib.experiments",
         "torch_version": torch.__version__.split("+")[0],
         "config": dataclasses.asdict(config),
         "seeds": seeds,
+        "regimes": regimes,
         "baselines": _round(baselines(config)),
         "summary": _round(summarize(runs)),
         "runs": runs,
@@ -374,10 +491,11 @@ def load_results():
 
 
 def _print_table(results):
-    print(f"{'variant':<11} " + " ".join(f"{m:>22}" for m in METRICS))
-    for variant, metrics in results["summary"].items():
-        cells = [f"{metrics[m]['mean']:.3f} +- {metrics[m]['std']:.3f}" for m in METRICS]
-        print(f"{variant:<11} " + " ".join(f"{c:>22}" for c in cells))
+    print(f"{'regime':<14}{'variant':<11} " + " ".join(f"{m:>18}" for m in METRICS))
+    for regime, variants in results["summary"].items():
+        for variant, metrics in variants.items():
+            cells = [f"{metrics[m]['mean']:.3f} +- {metrics[m]['std']:.3f}" for m in METRICS]
+            print(f"{regime:<14}{variant:<11} " + " ".join(f"{c:>18}" for c in cells))
     base = results["baselines"]
     print(
         f"chance {base['chance']:.3f}; order-blind guess {base['order_blind']['in_distribution']:.3f} "
@@ -390,18 +508,19 @@ def main(argv=None):
     parser.add_argument("--seeds", type=int, nargs="+", default=list(SWEEP_SEEDS), help="training seeds")
     parser.add_argument("--out", type=Path, default=RESULTS_PATH, help="results file (default: %(default)s)")
     parser.add_argument("--check", action="store_true", help="compare with the file at --out instead of writing it")
+    parser.add_argument("--jobs", type=int, default=1, help="models trained at once (same results for any value)")
     args = parser.parse_args(argv)
 
     def report(done, total, run):
         print(
-            f"[{done:2d}/{total}] {run['positional']:<10} seed {run['seed']}: in-distribution "
-            f"{run['in_distribution']:.3f}, longer (seen positions) {run['longer_seen']:.3f}, "
-            f"longer (new positions) {run['longer_unseen']:.3f}   ({run['seconds']:.1f} s)",
+            f"[{done:2d}/{total}] {run['regime']:<13} {run['positional']:<10} seed {run['seed']}: "
+            + ", ".join(f"{m} {run[m]:.3f}" for m in METRICS)
+            + f"   ({run['seconds']:.1f} s)",
             flush=True,
         )
 
     start = time.perf_counter()
-    results = run_sweep(seeds=args.seeds, progress=report)
+    results = run_sweep(seeds=args.seeds, progress=report, jobs=args.jobs)
     print(f"sweep took {time.perf_counter() - start:.0f} s")
     _print_table(results)
     text = results_json(results)

@@ -90,3 +90,34 @@ def test_token_vector_norms_are_reproducible_and_reject_unknown_init():
     assert np.array_equal(a, analysis.token_vector_norms(analysis.TOKEN_INITS[0], 32, seed=3))
     with pytest.raises(ValueError, match="init must be one of"):
         analysis.token_vector_norms("kaiming", 32)
+
+
+def test_position_probe_interpolates_but_does_not_extrapolate():
+    table = pe_lib.sinusoidal_encoding(128, 64)
+    predicted = analysis.position_probe(table, np.arange(0, 64, 2))  # even positions below 64
+    assert np.abs(predicted[1:63:2] - np.arange(1, 63, 2)).max() < 0.5  # held-out odd positions: recovered
+    assert np.abs(predicted[96:] - np.arange(96, 128)).mean() > 20  # past the fitted range: not
+
+
+def test_position_probe_is_exact_for_an_integer_column_and_checks_its_input():
+    table = np.c_[np.arange(10.0), np.arange(10.0) ** 2]
+    assert np.allclose(analysis.position_probe(table, [0, 3, 7], ridge=1e-9), np.arange(10), atol=1e-6)
+    with pytest.raises(ValueError, match="trained must hold at least 2 row indices in \\[0, 10\\)"):
+        analysis.position_probe(table, [3, 10])
+    with pytest.raises(ValueError, match="ridge must be > 0"):
+        analysis.position_probe(table, [0, 1], ridge=0.0)
+
+
+def test_score_terms_add_up_and_only_the_plain_dot_product_of_sinusoids_is_toeplitz():
+    rng = np.random.default_rng(0)
+    n, d = 16, 32
+    content, positions = rng.normal(size=(n, d)), pe_lib.sinusoidal_encoding(n, d)
+    w_q, w_k = rng.normal(size=(d, 8)), rng.normal(size=(d, 8))
+    terms = analysis.score_terms(content, positions, w_q, w_k)
+    assert list(terms) == ["content·content", "content·position", "position·content", "position·position"]
+    full = ((content + positions) @ w_q) @ ((content + positions) @ w_k).T
+    assert np.allclose(sum(terms.values()), full)
+    assert analysis.diagonal_spread(positions @ positions.T).max() < 1e-12  # W_Q = W_K = I: offsets only
+    assert analysis.diagonal_spread(terms["position·position"])[1:8].min() > 1.0  # a random W: not
+    with pytest.raises(ValueError, match="w_q, w_k both"):
+        analysis.score_terms(content, positions, w_q, w_k[:, :4])

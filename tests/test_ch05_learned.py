@@ -35,15 +35,16 @@ def _tiny_results():
 
 def test_accuracy_comparison_draws_bars_with_error_bars_and_baselines():
     results = _tiny_results()
-    fig = ch05.accuracy_comparison(results, title="sweep")
+    fig = ch05.accuracy_comparison(results, regime="random_offset", title="sweep")
     ax = fig.axes[0]
     bars = list(ax.patches)
-    assert len(bars) == 3 * 3
+    assert len(bars) == len(experiments.VARIANTS) * len(experiments.METRICS)
     heights = sorted(round(p.get_height(), 6) for p in bars)
-    means = sorted(
-        round(results["summary"][v][m]["mean"], 6) for v in experiments.VARIANTS for m in experiments.METRICS
-    )
+    summary = results["summary"]["random_offset"]
+    means = sorted(round(summary[v][m]["mean"], 6) for v in experiments.VARIANTS for m in experiments.METRICS)
     assert heights == means
+    with pytest.raises(ValueError, match="regime must be one of 'from_zero', 'random_offset'"):
+        ch05.accuracy_comparison(results, regime="shuffled", title="sweep")
     labels = [t.get_text() for t in ax.get_legend().get_texts()]
     assert any("chance" in label for label in labels) and any("order-blind" in label for label in labels)
     assert ax.get_title() == "sweep" and "2 seeds" in ax.get_ylabel()

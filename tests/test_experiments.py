@@ -65,6 +65,9 @@ TINY = experiments.Config(
     steps=6,
     batch_size=4,
     eval_size=6,
+    offset_range=3,
+    unseen_start=8,
+    max_position=13,
 )
 
 
@@ -122,6 +125,10 @@ def test_order_blind_guess_is_the_most_common_other_token():
         {"shift": 16},
         {"d_model": 10, "num_heads": 4},
         {"task": "sort"},
+        {"d_model": 12, "num_heads": 4},  # head size 3: rotary positions need pairs
+        {"unseen_start": 20},  # overlaps the random-offset training windows (positions < 32)
+        {"max_position": 60},  # the unseen window 48..63 would not fit
+        {"offset_range": -1},
         {"steps": 0},
         {"lr": 0.0},
         {"batch_size": True},
@@ -139,17 +146,42 @@ def test_tiny_encoder_maps_tokens_to_logits(positional):
     model = experiments.build_model(positional, TINY)
     tokens = torch.randint(0, TINY.vocab_size, (3, TINY.test_len))
     assert model(tokens).shape == (3, TINY.test_len, TINY.vocab_size)
+    window = tokens[:, : TINY.train_len]
+    assert model(window, TINY.unseen_start).shape == (3, TINY.train_len, TINY.vocab_size)
     table = experiments.position_table(model)
-    if positional == "none":
+    if positional in ("none", "rope"):
         assert table is None
     else:
-        assert table.shape[1] == TINY.d_model and table.shape[0] >= TINY.test_len
+        assert table.shape == (TINY.max_position, TINY.d_model)
 
 
-def test_learned_model_refuses_positions_past_its_table():
-    model = experiments.build_model("learned", TINY)
-    with pytest.raises(ValueError, match="max_len=8"):
-        model(torch.zeros(1, TINY.test_len + 1, dtype=torch.long))
+def test_rope_model_is_shift_invariant_and_table_models_are_not():
+    """The positive control: with rotary positions only offsets reach attention, so moving the window is invisible."""
+    tokens = torch.randint(0, TINY.vocab_size, (2, TINY.train_len), generator=torch.Generator().manual_seed(0))
+    for positional in experiments.VARIANTS:
+        torch.manual_seed(0)
+        model = experiments.build_model(positional, TINY).eval()
+        with torch.no_grad():
+            same = torch.allclose(model(tokens, 0), model(tokens, TINY.unseen_start), atol=1e-5)
+        assert same == (positional in ("none", "rope")), positional
+
+
+def test_models_refuse_positions_past_their_table():
+    for positional in experiments.VARIANTS:
+        model = experiments.build_model(positional, TINY)
+        with pytest.raises(ValueError, match="max_len=13"):
+            model(torch.zeros(1, TINY.train_len, dtype=torch.long), TINY.max_position - TINY.train_len + 1)
+
+
+@pytest.mark.parametrize("regime", experiments.REGIMES)
+def test_regimes_decide_which_rows_of_a_learned_table_are_trained(regime):
+    trained = experiments.train("learned", TINY, regime=regime, seed=0)
+    torch.manual_seed(0)
+    start = experiments.position_table(experiments.build_model("learned", TINY))
+    moved = np.flatnonzero(np.any(experiments.position_table(trained.model) != start, axis=1))
+    reach = TINY.train_len if regime == "from_zero" else TINY.train_len + TINY.offset_range
+    assert moved.max() < reach  # no training batch went past its positions
+    assert moved.max() >= TINY.train_len - 1 and trained.regime == regime
 
 
 def test_without_positions_the_encoder_is_permutation_equivariant():
@@ -184,6 +216,8 @@ def test_training_is_deterministic_and_leaves_the_caller_state_alone():
 def test_train_rejects_an_unknown_variant():
     with pytest.raises(ValueError, match="positional"):
         experiments.train("rotary", TINY)
+    with pytest.raises(ValueError, match="regime"):
+        experiments.train("rope", TINY, regime="shuffled")
 
 
 def test_evaluate_reports_accuracies_on_fixed_test_sets():
@@ -196,9 +230,9 @@ def test_evaluate_reports_accuracies_on_fixed_test_sets():
     assert len(per_position) == TINY.test_len
     assert per_position[: TINY.shift] == [None] * TINY.shift  # no target there
     assert all(0.0 <= a <= 1.0 for a in per_position[TINY.shift :])
-    seen = np.mean(per_position[TINY.shift : TINY.train_len])
-    assert np.isclose(seen, result["longer_seen"])  # same number of sequences per position
-    assert np.isclose(np.mean(per_position[TINY.train_len :]), result["longer_unseen"])
+    first = np.mean(per_position[TINY.shift : TINY.train_len])
+    assert np.isclose(first, result["longer_first"])  # same number of sequences per position
+    assert np.isclose(np.mean(per_position[TINY.train_len :]), result["longer_rest"])
 
 
 def test_baselines_are_chance_and_the_order_blind_guess():
@@ -210,13 +244,17 @@ def test_baselines_are_chance_and_the_order_blind_guess():
 
 def test_sweep_summarises_every_variant_and_seed_and_is_reproducible():
     seen = []
-    results = experiments.run_sweep(TINY, seeds=(0, 1), progress=lambda done, total, run: seen.append((done, total)))
-    assert seen == [(i, 6) for i in range(1, 7)]
+    results = experiments.run_sweep(
+        TINY, seeds=(0, 1), regimes=("random_offset",), progress=lambda done, total, run: seen.append((done, total))
+    )
+    total = 2 * len(experiments.VARIANTS)
+    assert seen == [(i, total) for i in range(1, total + 1)]
     assert [(r["positional"], r["seed"]) for r in results["runs"]] == [
         (v, s) for v in experiments.VARIANTS for s in (0, 1)
     ]
-    assert set(results["summary"]) == set(experiments.VARIANTS)
-    for variant, metrics in results["summary"].items():
+    assert set(results["summary"]) == {"random_offset"}
+    assert set(results["summary"]["random_offset"]) == set(experiments.VARIANTS)
+    for variant, metrics in results["summary"]["random_offset"].items():
         values = [r["in_distribution"] for r in results["runs"] if r["positional"] == variant]
         stats = metrics["in_distribution"]
         assert stats["mean"] == pytest.approx(np.mean(values), abs=1e-6)
@@ -226,19 +264,25 @@ def test_sweep_summarises_every_variant_and_seed_and_is_reproducible():
     assert results["config"]["steps"] == TINY.steps and results["seeds"] == [0, 1]
     text = experiments.results_json(results)
     assert json.loads(text) == results
-    assert experiments.results_json(experiments.run_sweep(TINY, seeds=(0, 1))) == text
+    again = experiments.run_sweep(TINY, seeds=(0, 1), regimes=("random_offset",), jobs=2)  # in two processes
+    assert experiments.results_json(again) == text
 
 
 def test_summary_of_one_seed_has_zero_spread():
-    run = {"positional": "none", "per_position": [None, 0.5], **dict.fromkeys(experiments.METRICS, 0.25)}
-    summary = experiments.summarize([run])
-    assert summary["none"]["longer_unseen"] == {"mean": 0.25, "std": 0.0, "min": 0.25, "max": 0.25}
+    run = {
+        "positional": "none",
+        "regime": "from_zero",
+        "per_position": [None, 0.5],
+        **dict.fromkeys(experiments.METRICS, 0.25),
+    }
+    summary = experiments.summarize([run])["from_zero"]
+    assert summary["none"]["unseen_window"] == {"mean": 0.25, "std": 0.0, "min": 0.25, "max": 0.25}
     assert summary["none"]["per_position_mean"] == [None, 0.5]
 
 
 def test_main_writes_the_results_file_and_checks_it(tmp_path, monkeypatch, capsys):
     real = experiments.run_sweep
-    monkeypatch.setattr(experiments, "run_sweep", lambda **kw: real(TINY, **kw))
+    monkeypatch.setattr(experiments, "run_sweep", lambda **kw: real(TINY, variants=("none", "rope"), **kw))
     out = tmp_path / "results.json"
     assert experiments.main(["--seeds", "0", "--out", str(out)]) == 0
     assert json.loads(out.read_text())["seeds"] == [0]
@@ -255,17 +299,21 @@ def test_the_sweep_has_one_entry_point_python_dash_m():
     assert not (ROOT / "scripts" / "run_experiment.py").exists()
 
 
-def test_committed_results_cover_every_variant_with_at_least_three_seeds():
+def test_committed_results_cover_every_variant_regime_and_five_seeds():
     results = experiments.load_results()
     assert results == json.loads((ROOT / "pe_lib" / "data" / "learned_vs_fixed.json").read_text())
-    assert len(results["seeds"]) >= 3
+    assert len(results["seeds"]) >= 5
     assert results["config"] == experiments.Config().__dict__
-    assert {(r["positional"], r["seed"]) for r in results["runs"]} == {
-        (v, s) for v in experiments.VARIANTS for s in results["seeds"]
+    assert {(r["positional"], r["regime"], r["seed"]) for r in results["runs"]} == {
+        (v, g, s) for v in experiments.VARIANTS for g in experiments.REGIMES for s in results["seeds"]
     }
     summary, chance = results["summary"], results["baselines"]["chance"]
+    from_zero, shifted = summary["from_zero"], summary["random_offset"]
+    for variant in ("sinusoidal", "rope"):
+        assert from_zero[variant]["in_distribution"]["min"] > 0.98  # every position scheme solves it from 0 ...
+    assert from_zero["learned"]["in_distribution"]["min"] > 0.9  # ... the learned table nearly, in 1,000 steps
     for variant in ("learned", "sinusoidal"):
-        assert summary[variant]["in_distribution"]["min"] > 0.98
-        assert summary[variant]["longer_unseen"]["mean"] < chance + 0.05
+        assert from_zero[variant]["longer_rest"]["mean"] < chance + 0.05  # absolute codes: no rule past 16
+    assert shifted["rope"]["unseen_window"]["min"] > 0.98  # the positive control carries the rule anywhere
     blind = results["baselines"]["order_blind"]["in_distribution"]
-    assert summary["none"]["in_distribution"]["max"] < blind + 0.03
+    assert from_zero["none"]["in_distribution"]["max"] < blind + 0.03
