@@ -19,10 +19,10 @@ _VARIANT_COLOURS = {"none": "tab:gray", "learned": "tab:orange", "sinusoidal": "
 
 
 _METRIC_LABELS = {
-    "in_distribution": "in distribution\n(16 from 0)",
-    "longer_first": "longer (32 from 0):\npositions 0-15",
-    "longer_rest": "longer (32 from 0):\npositions 16-31",
-    "unseen_window": "16 at positions\n48-63 (unseen)",
+    "in_distribution": "in distribution:\npositions 0-15",
+    "longer_first": "longer sequence:\npositions 0-15",
+    "longer_rest": "longer sequence:\npositions 16-31",
+    "unseen_window": "unseen window:\npositions 48-63",
 }
 REGIME_LABELS = {"from_zero": "trained from position 0", "random_offset": "trained on windows at random offsets"}
 
@@ -87,7 +87,7 @@ def accuracy_comparison(results, *, regime, title, ax=None, legend=True):
     ax.hlines(levels, np.arange(len(metrics)) - 0.45, np.arange(len(metrics)) + 0.45, color="0.2", ls=":", lw=1.5)
     ax.plot([], [], color="0.2", ls=":", lw=1.5, label="order-blind guess")
     ax.set_xticks(np.arange(len(metrics)))
-    ax.set_xticklabels([_METRIC_LABELS[m] for m in metrics])
+    ax.set_xticklabels([_METRIC_LABELS[m] for m in metrics], fontsize="small")
     ax.set_yticks(np.linspace(0, 1, 6))
     seeds = len(results.get("seeds", [])) or 1
     ax.set(title=title, ylabel=f"token accuracy (mean ± std, {seeds} seeds)", ylim=(0, 1.32))
@@ -97,11 +97,12 @@ def accuracy_comparison(results, *, regime, title, ax=None, legend=True):
     return fig
 
 
-def accuracy_by_position(per_position, *, train_len, chance, title, ax=None):
+def accuracy_by_position(per_position, *, train_len, chance, title, ax=None, legend=True):
     """Accuracy at each position of the longer test sequences, one line per variant; shaded: never trained.
 
-    per_position: dict variant -> list of accuracies (None where the position has no target).
-    The learned line is drawn wide underneath, so that it stays visible where it coincides with another.
+    per_position: dict variant -> list of accuracies (None where the position has no target);
+    positions from train_len on are shaded (none if train_len covers them all). The learned line is
+    drawn wide underneath, so that it stays visible where it coincides with another.
     """
     fig, ax = new_axes(ax)
     for variant in _ordered_variants(list(per_position)):
@@ -117,10 +118,12 @@ def accuracy_by_position(per_position, *, train_len, chance, title, ax=None):
             label=variant,
         )
         length = values.size
-    ax.axvspan(train_len - 0.5, length - 0.5, color="0.92", zorder=0, label="positions never seen in training")
+    if train_len < length:
+        ax.axvspan(train_len - 0.5, length - 0.5, color="0.92", zorder=0, label="positions never seen in training")
     ax.axhline(chance, color="crimson", ls="--", lw=1, label="chance")
     ax.set(title=title, xlabel="position in the test sequence", ylabel="token accuracy", ylim=(0, 1.05))
-    ax.legend(loc="center left", fontsize=8)
+    if legend:
+        ax.legend(loc="center left", fontsize=8)
     return fig
 
 
