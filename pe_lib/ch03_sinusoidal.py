@@ -13,11 +13,13 @@ from .figures import floats, new_axes, style_figsize
 from .grading import Feedback, as_numbers, hint_level, run_safely, tolerance_for, with_hints
 
 
-def dimension_waves(table, columns, *, title, positions=None, step=False, xlabel="position", ax=None):
+def dimension_waves(table, columns, *, title, positions=None, step=False, curve=None, xlabel="position", ax=None):
     """Chosen columns of a (n, d) table as curves against position, stacked one above the other.
 
     Each column gets its own lane, labelled "dim j" on the y axis; step=True draws staircases
-    (for binary bits), otherwise smooth lines (for sinusoids).
+    (for binary bits), otherwise lines. curve=(fine_positions, fine_table) draws the columns of
+    fine_table as the lines and the table's own rows as dots on them: a position signal exists
+    only at whole positions, and a line through 64 samples of a fast wave looks jagged.
     """
     table = floats(table)
     columns = [int(c) for c in columns]
@@ -25,6 +27,9 @@ def dimension_waves(table, columns, *, title, positions=None, step=False, xlabel
     fig, ax = new_axes(ax)
     values = table[:, columns]
     low, high = (float(values.min()), float(values.max())) if values.size else (0.0, 1.0)
+    if curve is not None:
+        fine_x, fine_table = floats(curve[0]), floats(curve[1])
+        low, high = min(low, float(fine_table[:, columns].min())), max(high, float(fine_table[:, columns].max()))
     span = max(high - low, 1e-9)
     lane = 1.35 * span
     for lane_index, column in enumerate(columns):
@@ -32,6 +37,9 @@ def dimension_waves(table, columns, *, title, positions=None, step=False, xlabel
         y = (table[:, column] - low) + offset
         if step:
             ax.step(x, y, where="post")
+        elif curve is not None:
+            (line,) = ax.plot(fine_x, (fine_table[:, column] - low) + offset, lw=1)
+            ax.plot(x, y, "o", ms=2.5, color=line.get_color())
         else:
             ax.plot(x, y)
         ax.axhline(offset + (0.0 - low if low < 0 < high else 0.0), color="0.8", lw=0.6, zorder=0)

@@ -133,11 +133,15 @@ def _decay_figure(offsets, n_positions):
     )
     left.legend(loc="lower left", fontsize="small")
     title = left.set_title("d_model 512, base 100000: half-width > 64")  # the longest title draw() writes
+    # One fixed scale for every setting, so that sharpness compares across d_model; logarithmic, because
+    # on a linear 0..1 scale the spread-out weights of small d_model (all about 1/n) look uniform.
     image = right.imshow(
-        np.zeros((n_positions, n_positions)), vmin=0.0, vmax=1.0, cmap="viridis", interpolation="nearest"
+        np.full((n_positions, n_positions), 1.0 / n_positions),
+        norm=mpl.colors.LogNorm(vmin=1e-3, vmax=1.0, clip=True),
+        cmap="viridis",
+        interpolation="nearest",
     )
-    # A weight's whole range, 0..1, for every setting: how sharp the diagonal is compares across d_model.
-    fig.colorbar(image, ax=right, label="attention weight", ticks=[0.0, 0.5, 1.0], format="%.1f")
+    fig.colorbar(image, ax=right, label="attention weight (log scale)", ticks=[1e-3, 1e-2, 1e-1, 1.0])
     right.set(xlabel="key position q", ylabel="query position p", title="softmax(PE PE^T / sqrt(d))")
     right.grid(False)
     return freeze_layout(fig), {"line": line, "marker": marker, "title": title, "image": image}
@@ -206,7 +210,7 @@ class DecayExplorer(Explorer):
         artists["marker"].set_xdata([self.half_width or self.offsets[-1]] * 2)
         width = f"{self.half_width}" if self.half_width else f"> {self.offsets[-1]}"
         artists["title"].set_text(f"d_model {d_model}, base {base:g}: half-width {width}")
-        artists["image"].set_data(self.weights)  # on the colour bar's fixed range 0..1
+        artists["image"].set_data(self.weights)  # on the colour bar's fixed range 1e-3..1
 
     def animated_artists(self):
         artists = self._artists

@@ -268,7 +268,10 @@ class TrainingProgress:
         return progress
 
     def _repr_mimebundle_(self, **kwargs):
-        return self.widget._repr_mimebundle_(**kwargs)
+        bundle = self.widget._repr_mimebundle_(**kwargs)
+        # Static pages (GitHub, nbviewer, the book) cannot show the bar: say what it was, not "HBox(...)".
+        bundle["text/plain"] = f"<training progress bar, {self.bar.max} steps in all; live when the notebook runs>"
+        return bundle
 
 
 def _cosine_matrix(table, axis=1):

@@ -10,8 +10,11 @@ must change the axes (a new window, a new word order), `draw` returns a key for 
 and each look's background is rendered once, then reused.
 Display an explorer by leaving it as the last expression of a cell. Every explorer can be
 built with no arguments (the notebook's defaults); `explorer_classes()` finds them all.
+Its display bundle also holds its current frame as a PNG and a line of text, so that a page
+without a live kernel (GitHub, nbviewer, an HTML export) shows the figure instead of `VBox(...)`.
 """
 
+import base64
 import collections
 import io
 import numbers
@@ -165,7 +168,25 @@ class Explorer:
         return dpi in ("figure", self.figure.dpi) and mpl.rcParams["savefig.bbox"] != "tight"
 
     def _repr_mimebundle_(self, **kwargs):
-        return self.widget._repr_mimebundle_(**kwargs)
+        """The live widget, with its current frame and a line of text for where no widget can run.
+
+        A front end with a live kernel (JupyterLab, Notebook, VS Code) shows the widget view, the
+        richest type it knows; a static page (GitHub, nbviewer, nbconvert) shows the PNG, a terminal
+        the text. The text is deterministic (nbval compares it; it skips PNGs), and no HTML is added.
+        """
+        if self.closed:  # e.g. an old Out[] entry of a cell that ran again: nothing left to show
+            return {"text/plain": f"<{type(self).__name__} (closed): run its cell again for a live one>"}
+        bundle = dict(self.widget._repr_mimebundle_(**kwargs) or {})
+        if self.image.value:
+            bundle["image/png"] = base64.b64encode(self.image.value).decode("ascii")
+        bundle["text/plain"] = _static_text(self)
+        return bundle
+
+
+def _static_text(explorer):
+    """The text/plain of `explorer`: shown where neither the widget nor its PNG frame can be (a terminal)."""
+    controls = ", ".join(explorer.controls)
+    return f"<{type(explorer).__name__}: a live figure (controls: {controls}); run the notebook to move this>"
 
 
 def _redraw_through(explorer_ref):

@@ -29,6 +29,18 @@ def test_dimension_waves_one_lane_per_column():
     assert min(curves[0].get_ydata()) > max(curves[1].get_ydata())
 
 
+def test_dimension_waves_draws_the_fine_curve_and_the_integer_samples_as_dots():
+    fine = np.linspace(0, 15, 301)
+    fig = ch03.dimension_waves(
+        pe_lib.sinusoidal_encoding(16, 8), [0, 2], curve=(fine, pe_lib.sinusoidal_encoding(fine, 8)), title="w"
+    )
+    lines = fig.axes[0].get_lines()
+    curves = [line for line in lines if len(line.get_xdata()) == 301]
+    dots = [line for line in lines if line.get_marker() == "o"]
+    assert len(curves) == 2 and len(dots) == 2 and all(len(d.get_xdata()) == 16 for d in dots)
+    assert [c.get_color() for c in curves] == [d.get_color() for d in dots]
+
+
 def test_dimension_waves_step_and_existing_axes():
     fig, ax = plt.subplots()
     bits = pe_lib.binary_encoding(16, 4)

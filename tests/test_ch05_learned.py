@@ -129,7 +129,9 @@ def test_training_progress_bar_follows_the_runs():
     assert bar.bar.value == 15 and "sinusoidal" in bar.label.value and "0.250" in bar.label.value
     second(10, 10, 0.1)
     assert bar.bar.value == bar.bar.max == 20
-    assert "application/vnd.jupyter.widget-view+json" in bar._repr_mimebundle_()
+    bundle = bar._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in bundle
+    assert bundle["text/plain"] == "<training progress bar, 20 steps in all; live when the notebook runs>"
 
 
 # --- exercise checkers ----------------------------------------------------------------------

@@ -1,6 +1,8 @@
-"""pe_lib.explorer: blitted frames show what a full render shows, backgrounds are reused, PNG frames; and every
-explorer of every chapter is found and built with its notebook's defaults."""
+"""pe_lib.explorer: blitted frames show what a full render shows, backgrounds are reused, PNG frames, a static
+fallback (frame and text) in the display bundle; and every explorer of every chapter is found and built with its
+notebook's defaults."""
 
+import base64
 import inspect
 import io
 
@@ -85,6 +87,63 @@ def test_png_frame_of_a_real_canvas():
 def test_png_encoder_rejects_what_is_not_an_rgba_frame(frame):
     with pytest.raises(ValueError, match=r"pixels must be a non-empty \(height, width, 4\) uint8 array, got"):
         _png.encode_rgba(frame)
+
+
+# --- display bundle: the live widget, and a frame and a line of text for pages without a kernel ----
+
+
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+
+
+def bundle_png(bundle):
+    return base64.b64decode(bundle["image/png"], validate=True)
+
+
+@pytest.mark.parametrize("cls", EXPLORERS, ids=lambda cls: cls.__name__)
+def test_the_display_bundle_has_the_widget_its_frame_and_a_line_of_text(cls):
+    explorer = build(cls)
+    bundle = explorer._repr_mimebundle_()
+    assert set(bundle) == {WIDGET_VIEW, "image/png", "text/plain"}  # no text/html: nbval would compare it
+    assert bundle[WIDGET_VIEW]["model_id"] == explorer.widget.model_id
+    png = bundle_png(bundle)
+    assert png.startswith(b"\x89PNG\r\n\x1a\n") and png == explorer.image.value
+    width, height = explorer.figure.canvas.get_width_height(physical=True)
+    assert pixels(png).shape == (height, width, 4)
+    controls = ", ".join(explorer.controls)
+    assert bundle["text/plain"] == (
+        f"<{cls.__name__}: a live figure (controls: {controls}); run the notebook to move this>"
+    )
+    assert "\n" not in bundle["text/plain"] and "0x" not in bundle["text/plain"]
+
+    name = slider_names(explorer)[0]
+    value, _ = next_slider_value(explorer.controls[name], 1)
+    frame = explorer.update(**{name: value})
+    moved = explorer._repr_mimebundle_()
+    assert frame != png and bundle_png(moved) == frame  # the frame shown now, not the first one
+    assert moved["text/plain"] == bundle["text/plain"]  # the text does not follow the controls: nbval compares it
+
+
+def test_the_text_line_of_an_explorer():
+    assert ch01.OrderExplorer()._repr_mimebundle_()["text/plain"] == (
+        "<OrderExplorer: a live figure (controls: sentence, rotate, pe_strength); run the notebook to move this>"
+    )
+
+
+def test_ipython_displays_the_whole_bundle():
+    """What a kernel sends for `explorer` as the last line of a cell: all three types, from the bundle."""
+    from IPython.core.formatters import DisplayFormatter
+
+    explorer = ch04.PendulumExplorer()
+    data, _ = DisplayFormatter().format(explorer)
+    assert set(data) == {WIDGET_VIEW, "image/png", "text/plain"}
+    assert bundle_png(data) == explorer.image.value
+    assert data["text/plain"] == "<PendulumExplorer: a live figure (controls: position); run the notebook to move this>"
+
+
+def test_a_closed_explorer_displays_as_text_only():
+    explorer = ch04.DecayExplorer()
+    explorer.close()
+    assert explorer._repr_mimebundle_() == {"text/plain": "<DecayExplorer (closed): run its cell again for a live one>"}
 
 
 # --- blitting --------------------------------------------------------------------------------

@@ -1,0 +1,293 @@
+"""The course as a book: docs/book/ builds warning-free into a static website of the committed notebooks.
+
+The build is the README's command (Sphinx + MyST-NB + sphinx-book-theme, nothing executed, offline),
+run once into a temporary folder with warnings as errors. The tests then check the built site:
+a page per notebook and per solutions notebook, the landing page's course map linking every
+notebook, every committed figure and explorer snapshot on its page, the search index, and the
+launch buttons (Binder with the very links README.md gives, JupyterHub via nbgitpuller). The last
+test opens a notebook page and the search page in Chromium (Python playwright), served from
+127.0.0.1, with every request off the machine refused.
+
+    .venv/bin/python -m pytest -o addopts="" -p no:cacheprovider -q tests/test_book.py
+
+Chromium: `bash .ci/install_chromium.sh` (Debian's package; never `playwright install`).
+Without Chromium the browser test skips, except when the environment variable CI is set: then a
+browser that cannot start is a failure.
+"""
+
+import base64
+import functools
+import hashlib
+import http.server
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parent.parent
+BOOK = ROOT / "docs" / "book"
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+SOLUTIONS = sorted((ROOT / "notebooks" / "solutions").glob("[0-9][0-9]_*.ipynb"))
+BUILD_S = 300
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+# Outputs MyST-NB would show instead of an image/png of the same bundle (conf.py leaves the widget view out).
+RICHER_THAN_PNG = ("text/html", "image/svg+xml", "application/javascript")
+
+
+class _Page(HTMLParser):
+    """The links and images of a built page; `table_links` are the links inside a <table>."""
+
+    def __init__(self, text):
+        super().__init__()
+        self.links, self.table_links, self.images, self.title = [], [], [], ""
+        self._tables = 0
+        self._in_title = False
+        self.feed(text)
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if tag == "table":
+            self._tables += 1
+        elif tag == "a" and attrs.get("href"):
+            self.links.append(attrs["href"])
+            if self._tables:
+                self.table_links.append(attrs["href"])
+        elif tag == "img" and attrs.get("src"):
+            self.images.append(attrs["src"])
+        elif tag == "title":
+            self._in_title = True
+
+    def handle_endtag(self, tag):
+        if tag == "table":
+            self._tables -= 1
+        elif tag == "title":
+            self._in_title = False
+
+    def handle_data(self, data):
+        if self._in_title:
+            self.title += data
+
+
+def _page_path(html, notebook):
+    return html / notebook.relative_to(ROOT).with_suffix(".html")
+
+
+def _parse(path):
+    return _Page(path.read_text(encoding="utf-8"))
+
+
+def _repo_path(notebook):
+    return notebook.relative_to(ROOT).as_posix()
+
+
+def _title(notebook):
+    """The notebook's title: the text of the first Markdown heading of level 1."""
+    for cell in json.loads(notebook.read_text(encoding="utf-8"))["cells"]:
+        if cell["cell_type"] == "markdown":
+            for line in "".join(cell["source"]).splitlines():
+                if line.startswith("# "):
+                    return line[2:].strip()
+    raise AssertionError(f"{notebook.name} has no '# title' line")
+
+
+@pytest.fixture(scope="module")
+def html(tmp_path_factory):
+    """The book, built once for this module by the README's command (quiet, into a temporary folder)."""
+    out = tmp_path_factory.mktemp("book")
+    command = [sys.executable, "-m", "sphinx", "-b", "html", "-W", "--keep-going", "-q"]
+    command += ["-d", str(out / "doctrees"), str(BOOK), str(out / "html")]
+    start = time.perf_counter()
+    result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=BUILD_S)
+    seconds = time.perf_counter() - start
+    assert result.returncode == 0, f"the book does not build warning-free:\n{result.stdout}\n{result.stderr}"
+    print(f"\nbook built in {seconds:.1f} s")
+    return out / "html"
+
+
+def test_the_notebooks_are_the_repository_notebooks():
+    link = BOOK / "notebooks"
+    assert link.is_symlink() and link.resolve() == ROOT / "notebooks", "docs/book/notebooks -> ../../notebooks"
+    assert len(NOTEBOOKS) >= 6 and [p.name[:2] for p in NOTEBOOKS[:6]] == ["01", "02", "03", "04", "05", "06"]
+
+
+def test_every_notebook_and_solutions_notebook_has_a_page(html):
+    missing = [_repo_path(nb) for nb in NOTEBOOKS + SOLUTIONS if not _page_path(html, nb).is_file()]
+    assert not missing, f"no page for {missing}"
+    for notebook in NOTEBOOKS:
+        page = _parse(_page_path(html, notebook))
+        assert page.title.startswith(_title(notebook)), (notebook.name, page.title)
+
+
+def test_the_landing_page_maps_every_notebook(html):
+    page = _parse(html / "index.html")
+    assert "Positional Encoding, interactively" in page.title
+    # the course map is a table on the landing page (the sidebar links every page anyway)
+    expected = {nb.relative_to(ROOT).with_suffix(".html").as_posix() for nb in NOTEBOOKS}
+    missing = sorted(expected - {link.split("#")[0] for link in page.table_links})
+    assert not missing, f"the course map on the landing page does not link {missing}"
+    expected = {nb.relative_to(ROOT).with_suffix(".html").as_posix() for nb in SOLUTIONS}
+    missing = sorted(expected - {link.split("#")[0] for link in page.links})
+    assert not missing, f"the landing page does not link {missing}"
+
+
+def test_every_committed_figure_and_explorer_snapshot_is_on_its_page(html):
+    """Each image/png output of a notebook is an <img> of that very PNG on the notebook's page."""
+    snapshots = 0
+    for notebook in NOTEBOOKS:
+        page = _page_path(html, notebook)
+        shown = {src.rsplit("/", 1)[-1] for src in _parse(page).images}
+        expected = []
+        for index, cell in enumerate(json.loads(notebook.read_text(encoding="utf-8"))["cells"]):
+            for output in cell.get("outputs", []):
+                data = output.get("data", {})
+                if "image/png" in data and not any(mime in data for mime in RICHER_THAN_PNG):
+                    png = base64.b64decode("".join(data["image/png"]))
+                    expected.append((index, hashlib.sha256(png).hexdigest() + ".png"))
+                    snapshots += "application/vnd.jupyter.widget-view+json" in data
+        assert expected, f"{notebook.name} has no figure"
+        missing = [f"cell {index}" for index, name in expected if name not in shown]
+        assert not missing, f"{page.name}: the PNG outputs of {missing} are not on the page"
+        for _, name in expected:
+            image = html / "_images" / name
+            assert image.is_file() and image.read_bytes()[:8] == PNG_MAGIC, image
+        text = page.read_text(encoding="utf-8")
+        assert "application/vnd.jupyter.widget-view+json" not in text, f"{page.name}: a widget view without state"
+    print(f"\n{snapshots} explorer snapshot(s) among the figures")
+
+
+def test_search_index(html):
+    index = html / "searchindex.js"
+    assert index.is_file() and (html / "search.html").is_file()
+    text = index.read_text(encoding="utf-8")
+    missing = [nb.stem for nb in NOTEBOOKS if f'"notebooks/{nb.stem}"' not in text]
+    assert not missing, f"not in the search index: {missing}"
+    assert "pendulum" in text
+
+
+def test_launch_buttons_open_the_notebook_in_the_repository(html):
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    for notebook in NOTEBOOKS + SOLUTIONS:
+        path = _repo_path(notebook)
+        links = _parse(_page_path(html, notebook)).links
+        binder = [link for link in links if link.startswith("https://mybinder.org/v2/gh/")]
+        assert len(binder) == 1, (path, binder)
+        assert binder[0].endswith(f"/main?urlpath=lab/tree/{path}"), (path, binder[0])
+        if notebook in NOTEBOOKS:  # the same link as README.md's Binder badge for this notebook
+            assert f"({binder[0]})" in readme, f"{binder[0]} is not README.md's Binder link for {path}"
+        hub = [link for link in links if "/hub/user-redirect/git-pull?" in link]
+        assert len(hub) == 1, (path, hub)
+        assert f"urlpath=lab/tree/positional-encoding-interactively/{path}&branch=main" in hub[0], hub[0]
+
+
+def _ci():
+    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
+
+
+def _no_browser(reason):
+    """Skip on a developer machine without a browser; fail in CI, where the browser is required."""
+    if _ci():
+        pytest.fail(f"CI is set and the browser test cannot run: {reason}", pytrace=False)
+    pytest.skip(reason)
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture(scope="module")
+def served(html):
+    """The built book over HTTP on 127.0.0.1 (a random free port), as a web host would serve it."""
+    handler = functools.partial(_QuietHandler, directory=str(html))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """Headless Chromium (Debian's package, not a playwright download)."""
+    executable = shutil.which("chromium") or shutil.which("chromium-browser")
+    if executable is None:
+        _no_browser("chromium is not on PATH (bash .ci/install_chromium.sh installs it)")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError as error:
+        _no_browser(f"playwright is not installed: {error}")
+    manager = sync_playwright().start()
+    try:
+        try:
+            chromium = manager.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
+        except Exception as error:  # noqa: BLE001 - any launch failure means "no browser"
+            _no_browser(f"chromium at {executable} did not start: {error}")
+        yield chromium
+        chromium.close()
+    finally:
+        manager.stop()
+
+
+JS_FIGURES = """() => Array.from(document.querySelectorAll("article .cell_output img")).map(img => {
+  const box = img.getBoundingClientRect();
+  return {src: img.getAttribute("src"), complete: img.complete, naturalWidth: img.naturalWidth,
+          width: box.width, height: box.height};
+})"""
+
+
+@pytest.mark.browser
+def test_a_page_and_search_in_chromium(html, served, browser):
+    notebook = NOTEBOOKS[0]
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    context.set_default_timeout(30_000)
+    offline = []  # the published site loads MathJax from a CDN; the test stays on this machine
+    context.route(
+        re.compile(r"^(?!http://127\.0\.0\.1:).*"), lambda route: (offline.append(route.request.url), route.abort())
+    )
+    try:
+        page = context.new_page()
+        errors = []
+        page.on("pageerror", lambda error: errors.append(str(error)))
+        page.goto(f"{served}/{notebook.relative_to(ROOT).with_suffix('.html').as_posix()}", wait_until="load")
+        assert page.title().startswith(_title(notebook)), page.title()
+        heading = page.locator("article h1").first
+        assert heading.is_visible() and _title(notebook) in heading.inner_text()
+        figure = page.locator("article .cell_output img").first
+        figure.scroll_into_view_if_needed()
+        assert figure.is_visible()
+        figures = page.evaluate(JS_FIGURES)
+        broken = [f["src"] for f in figures if not (f["complete"] and f["naturalWidth"] > 0)]
+        assert figures and not broken, f"figures that did not load: {broken}"
+        assert figures[0]["width"] > 100 and figures[0]["height"] > 50, figures[0]
+        # the launch buttons are in the page (in the rocket menu of the header)
+        binder = page.locator("a[href^='https://mybinder.org/v2/gh/']")
+        assert binder.count() == 1 and binder.get_attribute("href").endswith(_repo_path(notebook))
+
+        page.goto(f"{served}/search.html?q=pendulum", wait_until="load")
+        results = page.locator("#search-results ul.search li")
+        results.first.wait_for(state="visible")
+        hits = results.all_inner_texts()
+        assert any("pendulum" in hit.lower() for hit in hits), hits
+        assert not errors, f"JavaScript errors: {errors}"
+    finally:
+        context.close()
+    print(f"\nrequests refused (off this machine): {sorted(set(offline))}")
