@@ -376,45 +376,6 @@ def _diagnose(exercise, table, positions, d_model, what, tolerance=_TABLE_TOLERA
     )
 
 
-_TABLE_HINTS = (
-    "Every row is one position p, every pair of columns (2i, 2i+1) one pendulum turning at its own rate w_i. "
-    "Can you build all the angles p * w_i at once, from a column of positions and a row of rates?",
-    "div_term = exp(-2i·ln(10000)/d_model) for 2i = 0, 2, 4, ... (np.arange(0, d_model, 2)); "
-    "angles = positions[:, None] * div_term has shape (n, d_model/2). The even columns take the sines of "
-    "those angles, the odd columns the cosines.",
-    "Sines into the even columns, cosines into the odd ones:\n"
-    "    pos = np.arange(n)[:, None]\n"
-    "    div_term = np.exp(np.arange(0, d_model, 2) * -np.log(10000.0) / d_model)\n"
-    "    table = np.zeros((n, d_model))\n"
-    "    table[:, 0::2] = np.sin(pos * div_term)\n"
-    "    table[:, 1::2] = np.cos(pos * div_term)\n"
-    "    return table",
-)
-
-
-def check_sinusoidal_table(function, *, hint=0):
-    """Grade `function(n, d_model) -> (n, d_model)`, the paper's encoding of positions 0..n-1 (even d_model).
-
-    hint: 0 for the verdict alone, 1..3 for more and more direct hints (3: the formula).
-    """
-    shown = hint_level(hint, _TABLE_HINTS)
-    return with_hints(_check_sinusoidal_table(function), _TABLE_HINTS, shown)
-
-
-def _check_sinusoidal_table(function):
-    exercise = "sinusoidal table"
-    # One pair, an odd number of pairs, a single row, and rows far enough for slow pairs to move.
-    for n, d_model in ((50, 16), (9, 6), (1, 4), (300, 2), (97, 64)):
-        value, failure = run_safely(exercise, function, n, d_model)
-        if failure is not None:
-            return failure
-        what = f"sinusoidal_table({n}, {d_model})"
-        failure = _diagnose(exercise, as_numbers(value), np.arange(n), d_model, what, tolerance_for(value))
-        if failure is not None:
-            return failure
-    return Feedback(exercise, True, "your table matches pe_lib.sinusoidal_encoding for several n and d_model")
-
-
 _CHAPTER_HINTS = (
     "Look at line 1. It should compute each column's rate, 1 / 10000**(2i/d_model) with i = j // 2, and "
     "nothing more. What else multiplies the rate there?",
@@ -463,78 +424,166 @@ def _check_chapter_fix(function):
     )
 
 
-_LAYOUT_HINTS = (
-    "perm[c] names the interleaved column that lands in place c of the result. Which interleaved columns "
-    "hold the sines, and which the cosines?",
-    "Interleaved is sin0 cos0 sin1 cos1 ...; concatenated is sin0 sin1 ... followed by cos0 cos1 .... So "
-    "the result takes the sine columns 0, 2, 4, ... first, then the cosine columns 1, 3, 5, ....",
-    "The even columns, then the odd ones (np.r_ joins the two ranges):\n    return np.r_[0:d_model:2, 1:d_model:2]",
+# --- exercise 1: M(k) for the concatenated layout ----------------------------------------------
+
+_ROTATION_HINTS = (
+    "The concatenated row is the interleaved row with its entries in another order. If y = x[perm] and "
+    "x' = M x, how do you write y' in terms of y?",
+    "Reorder both the rows and the columns of pe_lib.relative_rotation(k, d_model) by the permutation that "
+    "turns the interleaved layout into the concatenated one (the section on the two layouts).",
+    "Rows and columns, by the same permutation:\n"
+    "    perm = np.r_[0:d_model:2, 1:d_model:2]\n"
+    "    return pe_lib.relative_rotation(k, d_model)[np.ix_(perm, perm)]",
 )
 
 
-def _layout_column(column, d_model, layout):
-    """What a column of a layout holds, e.g. 'the cos of pair 0' (an odd d_model has one more sine)."""
-    if layout == "interleaved":
-        kind, pair = ("sin", "cos")[column % 2], column // 2
-    else:
-        sines = (d_model + 1) // 2
-        kind, pair = ("sin", column) if column < sines else ("cos", column - sines)
-    return f"the {kind} of pair {pair}"
+def _concatenated_rotation(k, d_model):
+    perm = np.r_[0:d_model:2, 1:d_model:2]
+    return encodings.relative_rotation(k, d_model)[np.ix_(perm, perm)]
 
 
-def check_layout_permutation(function, *, hint=0):
-    """Grade `function(d_model) -> perm` with interleaved[:, perm] == concatenated for every position.
+def check_concatenated_rotation(function, *, hint=0):
+    """Grade `function(k, d_model) -> (d_model, d_model)` with PE_c(p + k) = M @ PE_c(p), concatenated layout.
 
-    hint: 0 for the verdict alone, 1..3 for more and more direct hints (3: the formula).
+    hint: 0 for the verdict alone, 1..3 for more and more direct hints (3: the code).
     """
-    shown = hint_level(hint, _LAYOUT_HINTS)
-    return with_hints(_check_layout_permutation(function), _LAYOUT_HINTS, shown)
+    shown = hint_level(hint, _ROTATION_HINTS)
+    return with_hints(_check_concatenated_rotation(function), _ROTATION_HINTS, shown)
 
 
-def _check_layout_permutation(function):
-    exercise = "layout permutation"
-    for d_model in (2, 8, 10, 64):
-        value, failure = run_safely(exercise, function, d_model)
+def _check_concatenated_rotation(function):
+    exercise = "concatenated rotation"
+    positions = np.arange(40)
+    for k, d_model in ((3, 8), (1, 2), (-5, 16), (2.5, 10), (40, 64)):
+        value, failure = run_safely(exercise, function, k, d_model)
         if failure is not None:
             return failure
-        perm = as_numbers(value)
-        if perm is None or perm.shape != (d_model,):
-            got = "no numbers" if perm is None else f"shape {perm.shape}"
-            return Feedback(exercise, False, f"return one column index per dimension, shape ({d_model},), got {got}")
-        if not np.array_equal(np.sort(perm), np.arange(d_model)):
-            return Feedback(
-                exercise,
-                False,
-                f"for d_model={d_model} your indices are not a permutation of "
-                f"0..{d_model - 1}: each column must appear exactly once",
-            )
-        perm = perm.astype(int)
-        interleaved = encodings.sinusoidal_encoding(12, d_model)
-        concatenated = encodings.sinusoidal_encoding(12, d_model, layout="concatenated")
-        if np.allclose(interleaved[:, perm], concatenated):
+        matrix = as_numbers(value)
+        if matrix is None or matrix.shape != (d_model, d_model):
+            got = "no numbers" if matrix is None else f"shape {matrix.shape}"
+            return Feedback(exercise, False, f"return a ({d_model}, {d_model}) matrix for d_model={d_model}, got {got}")
+        now = encodings.sinusoidal_encoding(positions, d_model, layout="concatenated")
+        later = encodings.sinusoidal_encoding(positions + k, d_model, layout="concatenated")
+        tolerance = tolerance_for(value)
+        if np.allclose(now @ matrix.T, later, atol=tolerance, rtol=0):
             continue
-        if np.allclose(concatenated[:, perm], interleaved):
-            return Feedback(
-                exercise,
-                False,
-                "that permutation goes the other way: concatenated[:, perm] gives the interleaved table",
-                (
-                    "Your perm says where each interleaved column goes; the exercise asks, for each place c, "
-                    "which interleaved column comes from. How do you turn one into the other?",
-                    "Invert your permutation (np.argsort(perm)), or build perm place by place.",
-                ),
-            )
-        # Measured: the first place that holds the wrong column, and what it should hold.
-        place = int(np.argmax(~np.all(np.isclose(interleaved[:, perm], concatenated), axis=0)))
+        where = f"(k={k:g}, d_model={d_model})"
+        mistakes = (
+            (
+                encodings.relative_rotation(k, d_model),
+                f"your matrix is the interleaved M(k) {where}: it turns the pairs (0, 1), (2, 3), ..., but in the "
+                "concatenated layout column 0 pairs with column d_model/2",
+                ("Which column holds the cosine partner of column 0 in the concatenated layout?",),
+            ),
+            (
+                _concatenated_rotation(-k, d_model),
+                f"your matrix moves {where} the other way: it maps PE(p) to PE(p - k)",
+                ("A rotation's transpose is the rotation the other way: did you transpose somewhere?",),
+            ),
+        )
+        for mistake, symptom, hints in mistakes:
+            if np.allclose(matrix, mistake, atol=tolerance, rtol=0):
+                return Feedback(exercise, False, symptom, hints)
+        error = float(np.abs(now @ matrix.T - later).max())
         return Feedback(
             exercise,
             False,
-            f"for d_model={d_model}, interleaved[:, perm] is not the concatenated table: its column {place} is "
-            f"interleaved column {perm[place]} ({_layout_column(perm[place], d_model, 'interleaved')}), where "
-            f"the concatenated table has {_layout_column(place, d_model, 'concatenated')}",
+            f"M @ PE(p) is not PE(p + k) {where}: off by up to {error:.3f} over positions 0..39",
+        )
+    return Feedback(exercise, True, "PE(p + k) = M @ PE(p) in the concatenated layout, for every k and d_model tried")
+
+
+# --- exercise 2: tensor2tensor's timing signal -------------------------------------------------
+
+
+def _timing_signal(positions, d_model, max_timescale, *, steps=None, layout="concatenated", swap=False):
+    """tensor2tensor's get_timing_signal_1d (min_timescale 1): rates 1 .. 1/max_timescale, [sin | cos]."""
+    pairs = d_model // 2
+    steps = max(pairs - 1, 1) if steps is None else steps
+    rates = np.exp(-np.arange(pairs) * np.log(max_timescale) / steps)
+    angles = np.asarray(positions, dtype=np.float64)[:, None] * rates
+    first, second = (np.cos(angles), np.sin(angles)) if swap else (np.sin(angles), np.cos(angles))
+    if layout == "interleaved":
+        return np.stack([first, second], axis=-1).reshape(len(angles), d_model)
+    return np.concatenate([first, second], axis=1)
+
+
+_TIMING_HINTS = (
+    "The d_model/2 rates form a geometric sequence: what are its first and its last term, and how many "
+    "equal steps (on a log scale) lie between them?",
+    "From 1 for the first pair down to exactly 1/max_timescale for the last: d_model/2 - 1 steps, so "
+    "rate_i = max_timescale ** (-i / (d_model/2 - 1)). The paper divides by d_model/2 instead, and its last "
+    "rate misses 1/max_timescale. Sines of every pair first, then the cosines.",
+    "In NumPy:\n"
+    "    pairs = d_model // 2\n"
+    "    rates = max_timescale ** (-np.arange(pairs) / max(pairs - 1, 1))\n"
+    "    angles = np.arange(n)[:, None] * rates\n"
+    "    return np.concatenate([np.sin(angles), np.cos(angles)], axis=1)",
+)
+
+
+def check_timing_signal(function, *, hint=0):
+    """Grade `function(n, d_model, max_timescale=1e4) -> (n, d_model)`, tensor2tensor's variant (even d_model).
+
+    hint: 0 for the verdict alone, 1..3 for more and more direct hints (3: the code).
+    """
+    shown = hint_level(hint, _TIMING_HINTS)
+    return with_hints(_check_timing_signal(function), _TIMING_HINTS, shown)
+
+
+def _check_timing_signal(function):
+    exercise = "timing signal"
+    for n, d_model, max_timescale in ((50, 16, 1e4), (9, 6, 1e4), (1, 4, 1e4), (120, 8, 100.0), (97, 64, 1e4)):
+        value, failure = run_safely(exercise, function, n, d_model, max_timescale)
+        if failure is not None:
+            return failure
+        table, positions = as_numbers(value), np.arange(n)
+        where = f"timing_signal({n}, {d_model}, {max_timescale:g})"
+        if table is None or table.shape != (n, d_model):
+            got = "no numbers" if table is None else f"shape {table.shape}"
+            return Feedback(exercise, False, f"{where} must return shape ({n}, {d_model}), got {got}")
+        reference, tolerance = _timing_signal(positions, d_model, max_timescale), tolerance_for(value)
+        if np.allclose(table, reference, atol=tolerance, rtol=0):
+            continue
+        pairs = d_model // 2
+        last = f"exactly 1/max_timescale = {1 / max_timescale:.3g}"
+        mistakes = (
+            (
+                _timing_signal(positions, d_model, max_timescale, steps=pairs),
+                f"{where}: your rates follow the paper, max_timescale**(-2i/d_model); the last pair should turn at "
+                f"{last} rad per position, yours at {max_timescale ** (-(pairs - 1) / pairs):.3g}",
+                ("How many steps lie between the first rate and the last, for d_model/2 rates?",),
+            ),
+            (
+                _timing_signal(positions, d_model, 1e4) if max_timescale != 1e4 else None,
+                f"{where}: your rates ignore max_timescale (you used 10000)",
+                ("Which argument sets the slowest rate?",),
+            ),
+            (
+                _timing_signal(positions, d_model, max_timescale, layout="interleaved"),
+                f"{where}: you interleaved sin and cos (the paper's layout); tensor2tensor puts every sine first",
+                ("Look at row 0: where should its zeros (the sines of angle 0) be?",),
+            ),
+            (
+                _timing_signal(positions, d_model, max_timescale, swap=True),
+                f"{where}: the halves are swapped: row 0 should start with zeros (the sines) and end with ones",
+                ("sin 0 = 0 and cos 0 = 1: which half does row 0 start with?",),
+            ),
+        )
+        for mistake, symptom, hints in mistakes:
+            if mistake is not None and np.allclose(table, mistake, atol=tolerance, rtol=0):
+                return Feedback(exercise, False, symptom, hints)
+        if not np.any(table):
+            return Feedback(exercise, False, f"{where} returned only zeros")
+        row, column = np.argwhere(np.abs(table - reference) > tolerance)[0]
+        return Feedback(
+            exercise,
+            False,
+            f"{where}: first wrong value at position {row}, column {column}: expected "
+            f"{reference[row, column]:.4f}, got {table[row, column]:.4f}",
         )
     return Feedback(
         exercise,
         True,
-        "interleaved[:, perm] == concatenated: the two layouts are one fixed permutation of columns apart",
+        "your table matches tensor2tensor's timing signal: the last pair turns at exactly 1/max_timescale",
     )

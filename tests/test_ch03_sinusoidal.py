@@ -177,15 +177,13 @@ def _torch_table(n, d_model):
     return table
 
 
-@pytest.mark.parametrize("solution", [_table, _torch_table, lambda n, d: pe_lib.sinusoidal_encoding(n, d)])
-def test_check_sinusoidal_table_accepts_right_answers(solution):
-    feedback = ch03.check_sinusoidal_table(solution)
-    assert feedback.passed and bool(feedback)
-    assert str(feedback).startswith("[sinusoidal table] Correct")
+def _rows(table_function):
+    """A (position, d_model) -> row function from a (n, d_model) -> table one: the shape of exercise 3's answer."""
+    return lambda position, d_model: table_function(position + 1, d_model)[position]
 
 
 @pytest.mark.parametrize(
-    ("wrong", "hint"),
+    ("wrong", "symptom"),
     [
         (lambda n, d: np.zeros((n, d)), "returned only zeros"),
         (lambda n, d: _table(n, d, swap=True), "swapped"),
@@ -195,29 +193,26 @@ def test_check_sinusoidal_table_accepts_right_answers(solution):
         (lambda n, d: _table(n, d, rates=lambda i, d: np.exp(-2 * i * np.log10(10000) / d)), "natural log"),
         (lambda n, d: _table(n, d, start=1), "start at 1"),
         (lambda n, d: pe_lib.sinusoidal_encoding(n, d, layout="concatenated"), "concatenated"),
-        (lambda n, d: _table(n, d).T, "transpose"),
-        (lambda n, d: _table(n + 1, d), "shape"),
         (lambda n, d: _table(n, d) + 0.05, "first wrong value at position 0, column 0"),
         (lambda n, d: np.full((n, d), np.nan), "NaN"),
-        (lambda n, d: "not a table", "must return numbers"),
-        (lambda n, d: 1 / 0, "ZeroDivisionError"),
     ],
 )
-def test_check_sinusoidal_table_rejects_typical_mistakes(wrong, hint):
-    feedback = ch03.check_sinusoidal_table(wrong)
-    assert not feedback.passed
-    assert hint in feedback.message
-    assert str(feedback).startswith("[sinusoidal table] Not yet: ")
-    assert len(ch03.check_sinusoidal_table(wrong, hint=3).hints) == 3
+def test_the_table_diagnosis_names_typical_mistakes(wrong, symptom):
+    feedback = ch03.check_chapter_fix(_rows(wrong))
+    assert not feedback.passed and symptom in feedback.message
+    assert str(feedback).startswith("[spot the bug] Not yet: ")
+    assert len(ch03.check_chapter_fix(_rows(wrong), hint=3).hints) == 3
 
 
-def test_check_sinusoidal_table_column_own_index():
+def test_the_table_diagnosis_names_an_angle_per_column():
     def own_index(n, d_model):
         j = np.arange(d_model)
         angles = np.arange(n)[:, None] / 10000.0 ** (j / d_model)
         return np.where(j % 2 == 0, np.sin(angles), np.cos(angles))
 
-    assert "its own index j" in ch03.check_sinusoidal_table(own_index).message
+    assert "its own index j" in ch03.check_chapter_fix(_rows(own_index)).message
+    assert ch03.check_chapter_fix(_rows(_table)).passed
+    assert ch03.check_chapter_fix(_rows(lambda n, d: _torch_table(n, d).to(torch.bfloat16))).passed
 
 
 # ---------------------------------------------------------------- checkers: the book chapter's bug
@@ -271,38 +266,95 @@ def test_check_chapter_fix_recognises_half_fix_and_other_mistakes():
     assert "Drop `np.arange(d_model) // 2 *`" in str(ch03.check_chapter_fix(pi_removed, hint=2))
 
 
+# ---------------------------------------------------------------- checkers: M(k), concatenated
+
+
+def _concatenated_rotation(k, d_model):
+    perm = np.r_[0:d_model:2, 1:d_model:2]
+    return pe_lib.relative_rotation(k, d_model)[np.ix_(perm, perm)]
+
+
+def _blocks(k, d_model):
+    angle = k * pe_lib.frequencies(d_model)
+    c, s = np.diag(np.cos(angle)), np.diag(np.sin(angle))
+    return np.block([[c, s], [-s, c]])
+
+
 @pytest.mark.parametrize(
-    ("wrong", "level", "fix"),
+    "solution", [_concatenated_rotation, _blocks, lambda k, d: torch.tensor(_blocks(k, d), dtype=torch.float32)]
+)
+def test_check_concatenated_rotation_accepts_right_answers(solution):
+    feedback = ch03.check_concatenated_rotation(solution)
+    assert feedback.passed and str(feedback).startswith("[concatenated rotation] Correct")
+
+
+@pytest.mark.parametrize(
+    ("wrong", "symptom", "tier_1"),
     [
-        (lambda n, d: np.zeros((n, d)), 2, "div_term"),
-        (lambda n, d: np.zeros((n, d)), 3, "table[:, 0::2] = np.sin(pos * div_term)"),
-        (lambda n, d: _table(n, d, swap=True), 2, "Column 2i holds the sine"),
-        (lambda n, d: _table(n, d, rates=lambda i, d: 10000.0 ** (2 * i / d)), 2, "exp(-2i"),
-        (lambda n, d: _table(n, d, rates=lambda i, d: 10000.0 ** (-i / d)), 2, "multiply by 2"),
-        (lambda n, d: _table(n, d, rates=lambda i, d: np.exp(-2 * i * np.log10(10000) / d)), 2, "np.log (natural)"),
+        (lambda k, d: pe_lib.relative_rotation(k, d), "interleaved M(k)", "cosine partner of column 0"),
+        (lambda k, d: _concatenated_rotation(k, d).T, "the other way", "transpose"),
+        (lambda k, d: _concatenated_rotation(-k, d), "the other way", "transpose"),
+        (lambda k, d: np.eye(d), "off by up to", "entries in another order"),
+        (lambda k, d: _blocks(k, d)[:-1], "shape", "entries in another order"),
+        (lambda k, d: None, "returned None", "entries in another order"),
+        (lambda k, d: _concatenated_rotation(k + 1, d), "off by up to", "entries in another order"),
     ],
 )
-def test_check_sinusoidal_table_keeps_the_fix_for_its_hint_tier(wrong, level, fix):
-    for below in range(level):
-        assert fix not in str(ch03.check_sinusoidal_table(wrong, hint=below))
-    assert fix in str(ch03.check_sinusoidal_table(wrong, hint=level))
+def test_check_concatenated_rotation_rejects_mistakes_without_giving_the_answer(wrong, symptom, tier_1):
+    feedback = ch03.check_concatenated_rotation(wrong)
+    assert not feedback.passed and symptom in str(feedback)
+    assert "np.ix_" not in str(feedback) and "perm" not in str(feedback)
+    assert tier_1 in str(ch03.check_concatenated_rotation(wrong, hint=1))
+    assert "np.ix_(perm, perm)" in str(ch03.check_concatenated_rotation(wrong, hint=3))
 
 
-# ---------------------------------------------------------------- checkers: the layout permutation
+# ---------------------------------------------------------------- checkers: the timing signal
 
 
-def test_check_layout_permutation():
-    assert ch03.check_layout_permutation(lambda d: np.r_[0:d:2, 1:d:2]).passed
-    assert ch03.check_layout_permutation(lambda d: torch.cat([torch.arange(0, d, 2), torch.arange(1, d, 2)]))
-    inverse = ch03.check_layout_permutation(lambda d: np.argsort(np.r_[0:d:2, 1:d:2]))
-    assert not inverse.passed and "other way" in inverse.message
-    identity = ch03.check_layout_permutation(lambda d: np.arange(d))
-    assert not identity.passed and "the sin of pair 1" in identity.message and "0, 2, 4" not in str(identity)
-    assert "sine columns 0, 2, 4" in str(ch03.check_layout_permutation(lambda d: np.arange(d), hint=2))
-    assert "np.r_[0:d_model:2" in str(ch03.check_layout_permutation(lambda d: np.arange(d), hint=3))
-    assert "np.argsort(perm)" in str(ch03.check_layout_permutation(lambda d: np.argsort(np.r_[0:d:2, 1:d:2]), hint=2))
-    duplicate = ch03.check_layout_permutation(lambda d: np.zeros(d, dtype=int))
-    assert not duplicate.passed and "not a permutation" in duplicate.message
-    short = ch03.check_layout_permutation(lambda d: np.arange(d - 1))
-    assert not short.passed and "shape" in short.message
-    assert not ch03.check_layout_permutation(lambda d: None).passed
+def _timing(n, d_model, max_timescale=1e4, *, steps=None, interleave=False, swap=False):
+    pairs = d_model // 2
+    rates = max_timescale ** (-np.arange(pairs) / (max(pairs - 1, 1) if steps is None else steps))
+    angles = np.arange(n)[:, None] * rates
+    first, second = (np.cos(angles), np.sin(angles)) if swap else (np.sin(angles), np.cos(angles))
+    if interleave:
+        return np.stack([first, second], axis=-1).reshape(n, d_model)
+    return np.concatenate([first, second], axis=1)
+
+
+def _t2t_literal(n, d_model, max_timescale=1e4):
+    """tensor2tensor's get_timing_signal_1d, transcribed (min_timescale 1, even channels)."""
+    num_timescales = d_model // 2
+    log_timescale_increment = math.log(float(max_timescale) / 1.0) / max(num_timescales - 1, 1)
+    inv_timescales = 1.0 * np.exp(np.arange(num_timescales) * -log_timescale_increment)
+    scaled_time = np.arange(n, dtype=np.float64)[:, None] * inv_timescales[None, :]
+    return np.concatenate([np.sin(scaled_time), np.cos(scaled_time)], axis=1)
+
+
+@pytest.mark.parametrize("solution", [_timing, _t2t_literal, lambda n, d, m=1e4: torch.tensor(_timing(n, d, m))])
+def test_check_timing_signal_accepts_right_answers(solution):
+    feedback = ch03.check_timing_signal(solution)
+    assert feedback.passed and "exactly 1/max_timescale" in feedback.message
+
+
+@pytest.mark.parametrize(
+    ("wrong", "symptom"),
+    [
+        (lambda n, d, m=1e4: _timing(n, d, m, steps=d // 2), "your rates follow the paper"),
+        (lambda n, d, m=1e4: pe_lib.sinusoidal_encoding(n, d, base=m, layout="concatenated"), "follow the paper"),
+        (lambda n, d, m=1e4: _timing(n, d), "ignore max_timescale"),
+        (lambda n, d, m=1e4: _timing(n, d, m, interleave=True), "interleaved"),
+        (lambda n, d, m=1e4: _timing(n, d, m, swap=True), "halves are swapped"),
+        (lambda n, d, m=1e4: np.zeros((n, d)), "only zeros"),
+        (lambda n, d, m=1e4: _timing(n, d, m) + 0.01, "first wrong value at position 0, column 0"),
+        (lambda n, d, m=1e4: _timing(n, d, m).T, "must return shape"),
+        (lambda n, d, m=1e4: print(_timing(n, d, m)), "use `return`, not `print`"),
+        (lambda n, d: _timing(n, d), "TypeError"),  # forgot the max_timescale argument
+    ],
+)
+def test_check_timing_signal_rejects_mistakes_without_giving_the_answer(wrong, symptom):
+    feedback = ch03.check_timing_signal(wrong)
+    assert not feedback.passed and symptom in str(feedback)
+    for answer in ("pairs - 1", "np.concatenate", "-i / (d_model/2 - 1)"):
+        assert answer not in str(feedback)
+    assert "-i / (d_model/2 - 1)" in str(ch03.check_timing_signal(wrong, hint=2))
+    assert "np.concatenate([np.sin(angles), np.cos(angles)], axis=1)" in str(ch03.check_timing_signal(wrong, hint=3))

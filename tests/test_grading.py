@@ -46,13 +46,10 @@ def bit_flips(p):
     return bin(p ^ (p + 1)).count("1")
 
 
-def sinusoidal_table(n, d_model):
-    two_i = np.arange(0, d_model, 2)
-    angles = np.arange(n)[:, None] * np.exp(-two_i * np.log(10000.0) / d_model)
-    table = np.zeros((n, d_model))
-    table[:, 0::2] = np.sin(angles)
-    table[:, 1::2] = np.cos(angles)
-    return table
+def timing_signal(n, d_model, max_timescale=1e4):
+    pairs = d_model // 2
+    angles = np.arange(n)[:, None] * max_timescale ** (-np.arange(pairs) / max(pairs - 1, 1))
+    return np.concatenate([np.sin(angles), np.cos(angles)], axis=1)
 
 
 def chapter_fixed(position, d_model):
@@ -63,8 +60,9 @@ def chapter_fixed(position, d_model):
     return row
 
 
-def layout_permutation(d_model):
-    return np.r_[0:d_model:2, 1:d_model:2]
+def concatenated_rotation(k, d_model):
+    perm = np.r_[0:d_model:2, 1:d_model:2]
+    return pe_lib.relative_rotation(k, d_model)[np.ix_(perm, perm)]
 
 
 def offset_similarity(k, d_model, base=10000.0):
@@ -114,9 +112,9 @@ GRADERS = {
     "equivariance test": (ch01.check_equivariance_test, is_permutation_equivariant, False),
     "binary encoding": (ch02.check_binary_encoding, binary_encoding, True),
     "bit flips": (ch02.check_bit_flips, bit_flips, False),
-    "sinusoidal table": (ch03.check_sinusoidal_table, sinusoidal_table, True),
+    "timing signal": (ch03.check_timing_signal, timing_signal, True),
     "spot the bug": (ch03.check_chapter_fix, chapter_fixed, True),
-    "layout permutation": (ch03.check_layout_permutation, layout_permutation, True),
+    "concatenated rotation": (ch03.check_concatenated_rotation, concatenated_rotation, True),
     "offset similarity": (ch04.check_offset_similarity, offset_similarity, True),
     "look back": (ch04.check_look_back, look_back, True),
     "similarity by offset": (ch05.check_similarity_by_offset, similarity_by_offset, True),
@@ -183,7 +181,7 @@ def test_a_list_where_a_tensor_is_asked_for_gets_a_hint():
 
 
 @pytest.mark.parametrize(
-    "name", ["sinusoidal table", "spot the bug", "offset similarity", "similarity by offset", "look back"]
+    "name", ["timing signal", "spot the bug", "offset similarity", "similarity by offset", "look back"]
 )
 def test_a_right_answer_in_bfloat16_passes(name):
     checker, solution, _ = GRADERS[name]
@@ -192,11 +190,11 @@ def test_a_right_answer_in_bfloat16_passes(name):
 
 
 def test_a_bfloat16_table_still_fails_when_it_is_wrong():
-    def swapped_in_bfloat16(n, d_model):
-        table = sinusoidal_table(n, d_model)[:, np.arange(d_model) ^ 1]  # cos where sin belongs
-        return torch.tensor(table, dtype=torch.bfloat16)
+    def swapped_in_bfloat16(n, d_model, max_timescale=1e4):
+        table = timing_signal(n, d_model, max_timescale)[:, np.r_[d_model // 2 : d_model, 0 : d_model // 2]]
+        return torch.tensor(table, dtype=torch.bfloat16)  # cos where sin belongs
 
-    feedback = ch03.check_sinusoidal_table(swapped_in_bfloat16)
+    feedback = ch03.check_timing_signal(swapped_in_bfloat16)
     assert not feedback.passed and "swapped" in feedback.message
 
 
@@ -255,7 +253,7 @@ def test_an_answer_that_changes_between_calls_is_named(name):
 
 
 def test_a_function_that_is_not_a_function_is_a_hint():
-    feedback = ch03.check_sinusoidal_table("sinusoidal_table")
+    feedback = ch03.check_timing_signal("timing_signal")
     assert not feedback.passed and "TypeError" in feedback.message
 
 
@@ -330,20 +328,20 @@ def binary_for_at_most_eight_bits(n, d_model):
     return np.pad(bits, ((0, 0), (0, max(0, d_model - 8))))[:, :d_model].astype(float)
 
 
-def table_for_100_positions(n, d_model):
-    return sinusoidal_table(100, d_model)[:n] if n <= 100 else np.vstack([sinusoidal_table(100, d_model)] * 3)[:n]
+def timing_for_100_positions(n, d_model, max_timescale=1e4):
+    table = timing_signal(100, d_model, max_timescale)
+    return table[:n] if n <= 100 else np.vstack([table] * 3)[:n]
 
 
-def table_with_one_angle_per_column(n, d_model):
-    angles = np.arange(n)[:, None] / 10000 ** (np.arange(d_model) / d_model)  # j, not 2i: pairs do not share
-    table = np.sin(angles)
-    table[:, 1::2] = np.cos(angles[:, 1::2])
-    return table
+def timing_for_even_pair_counts(n, d_model, max_timescale=1e4):
+    pairs = d_model // 2  # right when d_model/2 is even, the paper's rates otherwise
+    steps = pairs - 1 if pairs % 2 == 0 else pairs
+    angles = np.arange(n)[:, None] * max_timescale ** (-np.arange(pairs) / max(steps, 1))
+    return np.concatenate([np.sin(angles), np.cos(angles)], axis=1)
 
 
-def permutation_for_even_pair_counts(d_model):
-    half = d_model // 2
-    return np.r_[0:d_model:2, 1:d_model:2] if half % 2 == 0 else np.arange(d_model)
+def rotation_for_one_offset(k, d_model):
+    return concatenated_rotation(3, d_model)  # k = 3 hard-wired
 
 
 @pytest.mark.parametrize(
@@ -351,9 +349,9 @@ def permutation_for_even_pair_counts(d_model):
     [
         (ch02.check_binary_encoding, binary_with_uint8_positions),
         (ch02.check_binary_encoding, binary_for_at_most_eight_bits),
-        (ch03.check_sinusoidal_table, table_for_100_positions),
-        (ch03.check_sinusoidal_table, table_with_one_angle_per_column),
-        (ch03.check_layout_permutation, permutation_for_even_pair_counts),
+        (ch03.check_timing_signal, timing_for_100_positions),
+        (ch03.check_timing_signal, timing_for_even_pair_counts),
+        (ch03.check_concatenated_rotation, rotation_for_one_offset),
     ],
     ids=lambda value: getattr(value, "__name__", ""),
 )
@@ -418,18 +416,16 @@ def test_run_safely_returns_the_value_and_calls_with_copies():
 # --- the same classes, written out as learners write them --------------------------------------
 
 
-def table_without_return(n, d_model):
-    angles = np.arange(n)[:, None] / 10000 ** (np.arange(0, d_model, 2) / d_model)
-    table = np.zeros((n, d_model))
-    table[:, 0::2] = np.sin(angles)
-    table[:, 1::2] = np.cos(angles)  # ... and the cell ends here
+def table_without_return(n, d_model, max_timescale=1e4):
+    pairs = d_model // 2
+    angles = np.arange(n)[:, None] * max_timescale ** (-np.arange(pairs) / (pairs - 1))
+    table = np.concatenate([np.sin(angles), np.cos(angles)], axis=1)  # noqa: F841 (... and the cell ends here)
 
 
-def table_printed(n, d_model):
-    angles = np.arange(n)[:, None] / 10000 ** (np.arange(0, d_model, 2) / d_model)
-    table = np.zeros((n, d_model))
-    table[:, 0::2], table[:, 1::2] = np.sin(angles), np.cos(angles)
-    print(table)
+def table_printed(n, d_model, max_timescale=1e4):
+    pairs = d_model // 2
+    angles = np.arange(n)[:, None] * max_timescale ** (-np.arange(pairs) / (pairs - 1))
+    print(np.concatenate([np.sin(angles), np.cos(angles)], axis=1))
 
 
 def bit_flips_returning_only_sometimes(p):
@@ -447,8 +443,8 @@ def similarity_with_a_typo(table):
 @pytest.mark.parametrize(
     "checker, answer, hint",
     [
-        (ch03.check_sinusoidal_table, table_without_return, "forget the `return`"),
-        (ch03.check_sinusoidal_table, table_printed, "use `return`, not `print`"),
+        (ch03.check_timing_signal, table_without_return, "forget the `return`"),
+        (ch03.check_timing_signal, table_printed, "use `return`, not `print`"),
         (ch02.check_bit_flips, bit_flips_returning_only_sometimes, "forget the `return`"),
         (ch05.check_similarity_by_offset, similarity_with_a_typo, "NameError: name 'tabel' is not defined"),
     ],
@@ -605,19 +601,19 @@ TIERED = {
         ["^", "XOR", "count(", "trailing"],
         ["p ^ (p + 1)", 'count("1")'],
     ),
-    "layout permutation": (
-        ch03.check_layout_permutation,
-        layout_permutation,
-        [lambda d: np.arange(d), lambda d: np.arange(d)[::-1], lambda d: None],
-        ["0::2", "1::2", "0, 2, 4", "1, 3, 5", "np.r_", "even", "odd"],
-        ["np.r_[0:d_model:2, 1:d_model:2]"],
+    "concatenated rotation": (
+        ch03.check_concatenated_rotation,
+        concatenated_rotation,
+        [lambda k, d: np.eye(d), lambda k, d: np.zeros((d, d)), lambda k, d: None],
+        ["np.ix_", "perm", "np.r_", "relative_rotation", "rows and the columns"],
+        ["np.ix_(perm, perm)", "np.r_[0:d_model:2, 1:d_model:2]"],
     ),
-    "sinusoidal table": (
-        ch03.check_sinusoidal_table,
-        sinusoidal_table,
-        [lambda n, d: np.zeros((n, d)), lambda n, d: np.ones((n, d)), lambda n, d: None],
-        ["0::2", "1::2", "div_term", "np.sin", "np.cos", "sin(pos", "exp(", "log("],
-        ["table[:, 0::2] = np.sin(pos * div_term)", "table[:, 1::2] = np.cos(pos * div_term)", "div_term = np.exp"],
+    "timing signal": (
+        ch03.check_timing_signal,
+        timing_signal,
+        [lambda n, d, m=1e4: np.zeros((n, d)), lambda n, d, m=1e4: np.ones((n, d)), lambda n, d, m=1e4: None],
+        ["pairs - 1", "np.concatenate", "np.sin", "np.cos", "-i / (d_model/2 - 1)"],
+        ["np.concatenate([np.sin(angles), np.cos(angles)], axis=1)", "max(pairs - 1, 1)"],
     ),
     "spot the bug": (
         ch03.check_chapter_fix,
@@ -754,8 +750,8 @@ FORMULA_SIGNATURES = {
     "equivariance test": "f, x, order",
     "binary encoding": "n, d_model",
     "bit flips": "p",
-    "layout permutation": "d_model",
-    "sinusoidal table": "n, d_model",
+    "concatenated rotation": "k, d_model",
+    "timing signal": "n, d_model, max_timescale=1e4",
     "offset similarity": "k, d_model, base=10000.0",
     "look back": "k, d_model",
     "similarity by offset": "table",
