@@ -172,22 +172,23 @@ def _rotate(x, cos, sin, layout, rotary_dim):
     if isinstance(x, torch.Tensor):
         work = torch.float32 if x.dtype in (torch.float16, torch.bfloat16) else x.dtype
         cos, sin = (torch.as_tensor(c).to(dtype=work, device=x.device) for c in (cos, sin))
-        stack, cat, y = torch.stack, torch.cat, x.to(work)
+        y = x.to(work)
+        out = torch.empty_like(y)
     else:
         work = np.float32 if x.dtype == np.float16 else x.dtype
         cos, sin = (np.asarray(c, dtype=work) for c in (cos, sin))
-        stack, cat, y = np.stack, np.concatenate, x.astype(work, copy=False)
+        y = x.astype(work, copy=False)
+        out = np.empty_like(y)
     half = rotary_dim // 2
     if layout == "interleaved":  # pairs (0, 1), (2, 3), ...
-        a, b = y[..., 0:rotary_dim:2], y[..., 1:rotary_dim:2]
+        first, second = slice(0, rotary_dim, 2), slice(1, rotary_dim, 2)
     else:  # "half": pairs (i, i + rotary_dim/2), the rotate_half layout
-        a, b = y[..., :half], y[..., half:rotary_dim]
-    first, second = a * cos - b * sin, a * sin + b * cos
-    if layout == "interleaved":
-        rotated = stack((first, second), -1).reshape(*first.shape[:-1], rotary_dim)
-    else:
-        rotated = cat((first, second), -1)
-    out = cat((rotated, y[..., rotary_dim:]), -1)  # the features past rotary_dim pass through
+        first, second = slice(0, half), slice(half, rotary_dim)
+    a, b = y[..., first], y[..., second]
+    # Written into one preallocated output: no concatenation copies the tensor again.
+    out[..., first] = a * cos - b * sin
+    out[..., second] = a * sin + b * cos
+    out[..., rotary_dim:] = y[..., rotary_dim:]  # the features past rotary_dim pass through
     return out.to(x.dtype) if isinstance(x, torch.Tensor) else out.astype(x.dtype, copy=False)
 
 
