@@ -1,6 +1,7 @@
 """Runtime and memory budget of every notebook, and the latency of every explorer, in one run.
 
-    python benchmarks/bench_notebooks.py [NOTEBOOK ...] [--updates 20] [--floor-repeats 1] [--lecture] [--check]
+    python benchmarks/bench_notebooks.py [NOTEBOOK ...] [--updates 20] [--floor-repeats 1] [--lecture]
+        [--pixel-ratio R] [--check]
 
 Notebooks (default: notebooks/NN_*.ipynb) are executed top to bottom in a fresh kernel with
 nbclient, as `scripts/run_notebooks.py` does, but nothing is written back. Per notebook:
@@ -20,7 +21,8 @@ need their share).
 Explorers: every explorer of the chapter modules (`pe_lib.explorer.explorer_classes()`), built
 with its defaults (those of its notebook), then each slider is moved
 one step at a time, `--updates` times; the median time of `explorer.update(...)` (draw + PNG
-render: the callback a slider triggers in the kernel) must be under 100 ms.
+render: the callback a slider triggers in the kernel) must be under 100 ms. Frames are rendered
+at Explorer.PIXEL_RATIO (2: sharp on HiDPI screens); --pixel-ratio 1 measures what 1x frames cost.
 
 --check: exit with status 1 when a target is missed (by default the table is only printed).
 """
@@ -252,10 +254,11 @@ def reference_update_ms(updates=20):
     return statistics.median(times[1:]) * 1e3  # the first render (font cache) is not counted
 
 
-def explorer_latencies(updates=20, names=None, every_slider=True, lecture=False):
+def explorer_latencies(updates=20, names=None, every_slider=True, lecture=False, pixel_ratio=None):
     """One dict per (explorer, slider): median and max update time, or why it could not be measured.
 
     lecture=True measures in the lecture style (larger figures and fonts), as on a projector.
+    pixel_ratio: frame pixels per CSS pixel for every explorer (None: each explorer's PIXEL_RATIO).
     """
     import matplotlib
 
@@ -263,7 +266,15 @@ def explorer_latencies(updates=20, names=None, every_slider=True, lecture=False)
     import matplotlib.pyplot as plt
 
     from pe_lib import figures
-    from pe_lib.explorer import explorer_classes, slider_names
+    from pe_lib.explorer import Explorer, explorer_classes, slider_names
+
+    if pixel_ratio is not None:
+        saved = Explorer.PIXEL_RATIO
+        Explorer.PIXEL_RATIO = pixel_ratio
+        try:
+            return explorer_latencies(updates, names, every_slider, lecture)
+        finally:
+            Explorer.PIXEL_RATIO = saved
 
     figures.use_style(lecture=lecture)  # the notebooks' first cell does this before building any explorer
     rows = [{"explorer": "(reference: one-line plot)", "slider": "-", "reference_cpu_ms": reference_update_ms(updates)}]
@@ -287,6 +298,7 @@ def explorer_latencies(updates=20, names=None, every_slider=True, lecture=False)
                     "median_ms": median * 1e3,
                     "max_ms": worst * 1e3,
                     "cpu_ms": cpu * 1e3,
+                    "pixel_ratio": getattr(explorer, "PIXEL_RATIO", 1),
                 }
             )
         plt.close(explorer.figure)
@@ -294,25 +306,26 @@ def explorer_latencies(updates=20, names=None, every_slider=True, lecture=False)
 
 
 def format_explorers(rows, updates):
-    lines = [f"{'explorer':<28} {'slider':<14} {'median ms':>10} {'max ms':>8} {'cpu ms':>7}  ok"]
+    lines = [f"{'explorer':<28} {'slider':<14} {'median ms':>10} {'max ms':>8} {'cpu ms':>7} {'pixels':>6}  ok"]
     for row in rows:
         if "reference_cpu_ms" in row:
-            lines.append(
-                f"{row['explorer']:<28} {row['slider']:<14} {'-':>10} {'-':>8} {row['reference_cpu_ms']:>7.1f}"
-            )
+            cpu = row["reference_cpu_ms"]
+            lines.append(f"{row['explorer']:<28} {row['slider']:<14} {'-':>10} {'-':>8} {cpu:>7.1f} {'1x':>6}")
         elif "error" in row:
-            lines.append(f"{row['explorer']:<28} {row['slider']:<14} {'-':>10} {'-':>8} {'-':>7}  NO ({row['error']})")
+            lines.append(
+                f"{row['explorer']:<28} {row['slider']:<14} {'-':>10} {'-':>8} {'-':>7} {'-':>6}  NO ({row['error']})"
+            )
         else:
             ok = "yes" if row["median_ms"] < EXPLORER_MS else "NO"
             lines.append(
                 f"{row['explorer']:<28} {row['slider']:<14} {row['median_ms']:>10.1f} {row['max_ms']:>8.1f} "
-                f"{row['cpu_ms']:>7.1f}  {ok}"
+                f"{row['cpu_ms']:>7.1f} {row['pixel_ratio']:>5g}x  {ok}"
             )
     lines.append(
         f"target: median update (draw + PNG render, wall clock) < {EXPLORER_MS:.0f} ms, over {updates} one-step "
         "moves; max is usually a move to a look not shown before (new axis ticks: one full render, then cached); "
-        "cpu ms is the median CPU time of the same updates; the reference row is the cost of redrawing "
-        "the simplest figure on this machine"
+        "cpu ms is the median CPU time of the same updates; pixels: frame pixels per CSS pixel (HiDPI); the "
+        "reference row is the cost of redrawing the simplest figure on this machine"
     )
     return "\n".join(lines)
 
@@ -346,6 +359,9 @@ def main(argv=None):
     parser.add_argument("--skip-notebooks", action="store_true", help="measure the explorers only")
     parser.add_argument("--skip-explorers", action="store_true", help="measure the notebooks only")
     parser.add_argument("--lecture", action="store_true", help="measure the explorers in the lecture style")
+    parser.add_argument(
+        "--pixel-ratio", type=float, default=None, help="frame pixels per CSS pixel (default: each explorer's)"
+    )
     parser.add_argument("--check", action="store_true", help="exit 1 when a target is missed")
     args = parser.parse_args(argv)
 
@@ -361,7 +377,9 @@ def main(argv=None):
             print()
         if args.lecture:
             print("explorers in the lecture style: figures.use_style(lecture=True)", flush=True)
-        explorer_rows = explorer_latencies(updates=args.updates, lecture=args.lecture)
+        if args.pixel_ratio is not None:
+            print(f"explorer frames at {args.pixel_ratio:g}x (Explorer.PIXEL_RATIO)", flush=True)
+        explorer_rows = explorer_latencies(updates=args.updates, lecture=args.lecture, pixel_ratio=args.pixel_ratio)
         print(format_explorers(explorer_rows, args.updates), flush=True)
     ok = all(row["ok"] for row in notebook_rows) and explorers_ok(explorer_rows)
     print(_machine(), flush=True)

@@ -3,6 +3,8 @@
 Its figures, its explorers and the graders of its exercises.
 """
 
+import weakref
+
 import ipywidgets as widgets
 import matplotlib.pyplot as plt
 import numpy as np
@@ -13,12 +15,14 @@ from .figures import floats, style_figsize
 from .grading import Feedback, as_numbers, hint_level, run_safely, with_hints
 from .text import measured
 
+_SLANTED = {"rotation": 45, "ha": "right", "rotation_mode": "anchor"}  # x tick labels: words side by side
+
 
 def _word_ticks(ax, rows, cols=None):
     """Label the rows (and columns) of an image with words, one tick per cell."""
     ax.set_yticks(range(len(rows)), labels=list(rows))
     if cols is not None:
-        ax.set_xticks(range(len(cols)), labels=list(cols), rotation=45, ha="right", rotation_mode="anchor")
+        ax.set_xticks(range(len(cols)), labels=list(cols), **_SLANTED)
 
 
 def attention_heatmap(weights, tokens, *, title, keys=None, ax=None, annotate=True, vmax=1.0):
@@ -84,6 +88,25 @@ def _sentence_words(text, max_words):
     return [word for word in words if word][:max_words]
 
 
+_LABEL_CHARACTERS = 10  # a longer typed word is cut on the figure's axes (the full word is still used)
+
+
+def _label(word):
+    """A word as a tick label: at most _LABEL_CHARACTERS characters, cut with an ellipsis."""
+    return word if len(word) <= _LABEL_CHARACTERS else word[: _LABEL_CHARACTERS - 1] + "…"
+
+
+def _following_the_sentence(explorer_ref):
+    """A sentence-box callback: the rotate slider offers 0 .. n-1 for a sentence of n words (no re-render)."""
+
+    def on_change(change):
+        explorer = explorer_ref()
+        if explorer is not None and not explorer.closed:
+            explorer._fit_rotate_slider(change["new"])
+
+    return on_change
+
+
 def notebook_setup():
     """What notebook 01 gives the order explorer: (embeddings, w_q, w_k, w_v, sentences).
 
@@ -132,6 +155,8 @@ class OrderExplorer(Explorer):
             raise ValueError(f"embeddings must be a dict word -> vector with at least one word, got {embeddings!r}")
         self.max_words = _validate.int_in_range("max_words", max_words, 2, 12)
         rotate = _validate.int_in_range("rotate", rotate, 0, self.max_words - 1)
+        first = len(_sentence_words(sentences[0], self.max_words))
+        rotate %= first  # the same rotation: the slider offers 0 .. n-1 for n words
         pe_strength = _validate.fraction("pe_strength", pe_strength)
         self.embeddings = {
             str(word).lower(): _validate.real_array(f"embeddings[{word!r}]", vector, ndim=1)
@@ -164,6 +189,8 @@ class OrderExplorer(Explorer):
         self.axes[0].set_ylabel("query (word attending)")
         self.bars = self.axes[2].bar(range(self.max_words), np.zeros(self.max_words), color="tab:orange")
         self.axes[2].set(ylabel="|output - output before|", xlabel="word (original order)")
+        # Up to 5 ticks whatever the panel's size: the room kept for their labels holds when the layout changes.
+        self.axes[2].yaxis.set_major_locator(plt.MaxNLocator(5, steps=[1, 2, 2.5, 5, 10]))
         self.note = self.axes[2].text(
             0.98, 0.97, "", transform=self.axes[2].transAxes, ha="right", va="top", fontsize="small"
         )
@@ -176,15 +203,34 @@ class OrderExplorer(Explorer):
                 description="sentence",
                 placeholder="type words, e.g. the dog bit the man",
             ),
-            "rotate": widgets.IntSlider(
-                value=rotate, min=0, max=self.max_words - 1, description="rotate by", continuous_update=True
-            ),
+            "rotate": widgets.IntSlider(value=rotate, min=0, max=first - 1, description="rotate by"),
             "pe_strength": widgets.FloatSlider(
                 value=pe_strength, min=0.0, max=1.0, step=0.05, description="PE strength", readout_format=".2f"
             ),
         }
         self._last_words = _sentence_words(sentences[0], self.max_words)
+        # Registered before the explorer's own callback: the slider's range is right when the figure is drawn.
+        controls["sentence"].observe(_following_the_sentence(weakref.ref(self)), names="value")
         super().__init__(figure, controls)
+
+    def layout_values(self):
+        # The offered sentences in every order: their words on the axes, the bars' range. A typed
+        # sentence whose words need more room gets a new layout when it is first shown.
+        return [
+            {"sentence": sentence, "rotate": rotate}
+            for sentence in self.controls["sentence"].options
+            for rotate in range(len(_sentence_words(sentence, self.max_words)))
+        ]
+
+    def _fit_rotate_slider(self, sentence):
+        """Let the rotate slider offer 0 .. n-1 for the n words of `sentence` (no render: the caller renders)."""
+        words = _sentence_words(sentence, self.max_words) or self._last_words
+        slider = self.controls["rotate"]
+        holding, self._holding = self._holding, True  # a value clamped to the new range renders nothing yet
+        try:
+            slider.max = len(words) - 1
+        finally:
+            self._holding = holding
 
     def vector(self, word):
         """The embedding of a word; unknown words get a fixed vector seeded by the word itself."""
@@ -241,16 +287,17 @@ class OrderExplorer(Explorer):
             self._words = words
             ax = self.axes[2]
             ax.set_xlim(-0.5, n - 0.5)
-            ax.set_xticks(range(n), labels=words, rotation=45, ha="right", rotation_mode="anchor")
+            ax.set_xticks(range(n), labels=[_label(word) for word in words], **_SLANTED)
             ax.set_ylim(0.0, max(1.0, 1.15 * self.largest_shift(words)))
         if shown != self._shown:  # the words moved: new tick labels on the heatmaps
             self._shown = shown
+            labels = [_label(word) for word in shown]
             for ax in self.axes[:2]:
                 ax.set_xlim(-0.5, n - 0.5)
                 ax.set_ylim(n - 0.5, -0.5)
-                _word_ticks(ax, shown, shown)
+                _word_ticks(ax, labels, labels)
             self.axes[1].tick_params(labelleft=False)  # same rows as the left panel
-            self.axes[2].set_title(f"output change after rotating by {rotate % n}")
+            self.axes[2].set_title(f"output change, rotated by {rotate % n}")
         for image, key in zip(self.images, ("weights_plain", "weights_pe"), strict=True):
             image.set_data(state[key])  # on the fixed scale 0..1 of a weight
             image.set_extent((-0.5, n - 0.5, n - 0.5, -0.5))

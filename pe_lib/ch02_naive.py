@@ -82,6 +82,10 @@ def similarity_title(low, high):
     return f"widest range over p = {spread:.3g}"  # short: it must fit the panel in the lecture style too
 
 
+def _table_title(name, n):
+    return f"{name}, n={n}"
+
+
 def encoding_and_similarity(table, *, name, figsize=None):
     """Two panels: the (n, d) table as a heatmap, and PE(p) . PE(p+k) / d against the offset k.
 
@@ -99,7 +103,8 @@ def encoding_and_similarity(table, *, name, figsize=None):
         table, aspect="auto", interpolation="nearest", cmap="viridis", vmin=low, vmax=max(high, low + 1e-12)
     )
     fig.colorbar(image, ax=left, label="value")
-    left.set(title=f"{name}: n={n}, d_model={d}", xlabel="dimension", ylabel="position")
+    # Short titles: they must fit over the panel in the lecture style too (d_model goes with the x axis).
+    left.set(title=_table_title(name, n), xlabel=f"dimension (d_model={d})", ylabel="position")
     left.grid(False)
     left.yaxis.get_major_locator().set_params(integer=True)
     right.xaxis.get_major_locator().set_params(integer=True)
@@ -171,6 +176,10 @@ class NaiveEncodingExplorer(Explorer):
         }
         super().__init__(figure, controls)
 
+    def layout_values(self):
+        # Each encoding has its own colour bar and similarity range (tick labels from "0" to "1000"): room for all.
+        return [{"encoding": encoding} for encoding in self.ENCODINGS]
+
     def scales(self, encoding):
         """(colour range, similarity range) of an encoding at max_length, which holds every shorter length's.
 
@@ -194,7 +203,7 @@ class NaiveEncodingExplorer(Explorer):
         self._image.set_data(self.table)
         self._image.set_extent((-0.5, self.d_model - 0.5, length - 0.5, -0.5))
         self._image.set_clim(*colours)
-        self._heatmap_axes.set_title(f"{encoding}: n={length}, d_model={self.d_model}")
+        self._heatmap_axes.set_title(_table_title(encoding, length))
         self._curve_axes.set_title(self._title(low_k, high_k))
         self._mean.set_data(offsets, mean)
         self._band.set_data(offsets, low_k, high_k)

@@ -95,7 +95,7 @@ def pair_circle(table, pair, *, title, positions=None, annotate=(), ax=None):
             (table[row, 2 * pair], table[row, 2 * pair + 1]),
             xytext=(4, 4),
             textcoords="offset points",
-            fontsize=9,
+            fontsize="small",
         )
     ax.set_aspect("equal")
     ax.set(
@@ -211,6 +211,10 @@ class CollisionExplorer(Explorer):
         }
         super().__init__(figure, controls)
 
+    def layout_values(self):
+        # d_model sets the distance axis (0-3 up to 0-17) and the table's columns: room for every one.
+        return [{"d_model": d_model} for d_model in self.D_MODELS]
+
     def draw(self, base, d_model, position):
         table = encodings.sinusoidal_encoding(self.n, d_model, base=base)
         self._image.set_data(table)
@@ -231,7 +235,7 @@ class CollisionExplorer(Explorer):
         self._right.set_title(
             f"base {base:g}, d_model {d_model}: slowest wavelength {self.longest_wavelength:,.0f}\n"
             f"collisions (red): {self.collisions.size}; nearest far row: q={nearest} at {distance[nearest]:.2f}",
-            fontsize="small",
+            fontsize="medium",  # the read-out of this explorer: as large as its other text
         )
         return d_model  # sets the table's columns and the distance axis: one background per d_model
 

@@ -14,6 +14,15 @@ from .figures import freeze_layout, new_axes, style_figsize
 from .grading import Feedback, as_numbers, hint_level, run_safely, tolerance_for, with_hints
 
 
+def _short(number):
+    """A wavelength in at most 5 characters, to fit under its dial: 6.28, 628, 1.99k, 19.9k, 199k, 1.99M."""
+    number = float(f"{number:.3g}")  # 999.7 is 1k, not 1e+03
+    for scale, suffix in ((1e6, "M"), (1e3, "k")):
+        if number >= scale:
+            return f"{number / scale:.3g}{suffix}"
+    return f"{number:.3g}"
+
+
 def _pendulum_figure(d_model, base):
     """An empty pendulum figure for an even d_model; returns (figure, artists) for `_set_pendulums`.
 
@@ -37,7 +46,7 @@ def _pendulum_figure(d_model, base):
     (hands,) = top.plot([], [], color="0.2", lw=1.8)
     (bobs,) = top.plot([], [], ls="none", marker="o", color="C3", ms=6)
     for i, (x, w) in enumerate(zip(centres, weights, strict=True)):
-        top.text(x, -1.05, f"i={i}\nλ={2 * np.pi / w:.3g}", ha="center", va="top", fontsize="x-small")
+        top.text(x, -1.05, f"i={i}\nλ={_short(2 * np.pi / w)}", ha="center", va="top", fontsize="small")
     top.set_aspect("equal", adjustable="datalim")  # round dials; the shared x range stays that of the bars
     top.axis("off")
     title = top.set_title("position\nturns")  # two lines, as `_set_pendulums` writes (room kept by the layout)

@@ -93,7 +93,7 @@ def accuracy_comparison(results, *, regime, title, ax=None, legend=True):
     ax.set(title=title, ylabel=f"token accuracy (mean ± std, {seeds} seeds)", ylim=(0, 1.32))
     ax.grid(False, axis="x")
     if legend:
-        ax.legend(loc="upper center", fontsize=8, ncols=3)
+        ax.legend(loc="upper center", fontsize="small", ncols=3)
     return fig
 
 
@@ -123,7 +123,7 @@ def accuracy_by_position(per_position, *, train_len, chance, title, ax=None, leg
     ax.axhline(chance, color="crimson", ls="--", lw=1, label="chance")
     ax.set(title=title, xlabel="position in the test sequence", ylabel="token accuracy", ylim=(0, 1.05))
     if legend:
-        ax.legend(loc="center left", fontsize=8)
+        ax.legend(loc="center left", fontsize="small")
     return fig
 
 
@@ -143,7 +143,7 @@ def loss_curves(losses, *, title, chance_loss=None, ax=None):
             chance_loss, color="crimson", ls="--", lw=1, label=f"guessing uniformly: ln(vocab) = {chance_loss:.2f}"
         )
     ax.set(title=title, xlabel="training step", ylabel="cross-entropy loss (log scale)")
-    ax.legend(fontsize=8)
+    ax.legend(fontsize="small")
     return fig
 
 
@@ -155,7 +155,7 @@ def learned_table_after_training(table, *, train_len, title):
     )
     heatmap(table, title="the table (rows = positions)", colorbar_label="value", ax=left)
     left.axhline(train_len - 0.5, color="k", lw=1.2)
-    left.text(table.shape[1] - 1, train_len + 0.5, "never trained ↓", ha="right", va="top", fontsize=9)
+    left.text(table.shape[1] - 1, train_len + 0.5, "never trained ↓", ha="right", va="top", fontsize="small")
     norms = np.linalg.norm(table, axis=1)
     colours = np.where(np.arange(table.shape[0]) < train_len, "tab:orange", "0.6")
     right.barh(np.arange(table.shape[0]), norms, color=colours)
@@ -183,7 +183,8 @@ def tables_side_by_side(
         high = limit if limit is not None else float(np.quantile(np.abs(table), 0.99)) or 1.0
         extent = (-0.5, table.shape[1] - 0.5, first_row + table.shape[0] - 0.5, first_row - 0.5)
         image = ax.imshow(table, aspect="auto", interpolation="nearest", vmin=-high, vmax=high, extent=extent)
-        label = colorbar_label if limit is not None else f"{colorbar_label} (colours clipped at 99th pct)"
+        # Short: the label runs along the colour bar, beside the next panel's y label.
+        label = colorbar_label if limit is not None else f"{colorbar_label} (clipped at 99th pct)"
         fig.colorbar(image, ax=ax, label=label)
         ax.set(title=name, xlabel=xlabel, ylabel=ylabel)
         ax.grid(False)

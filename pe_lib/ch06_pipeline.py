@@ -80,14 +80,15 @@ def near_orthogonality(cosines, angles, *, title="Token vectors versus positiona
             label=f"d_model={d_model}",
             linewidth=1.6,
         )
-    left.set(title="cosine between a token vector and a PE row", xlabel="cosine", ylabel="density")
+    # Short titles: side by side, they must fit over their panels in the lecture style too.
+    left.set(title="cosine(token vector, PE row)", xlabel="cosine", ylabel="density")
     left.legend(fontsize="small")
     for d_model, values in angles.items():
         values = np.sort(floats(values))
         right.plot(np.arange(1, values.size + 1), values, marker="o", label=f"d_model={d_model}")
     right.axhline(90, color="grey", linestyle=":", linewidth=1)
     right.set(
-        title="principal angles between the subspaces",
+        title="principal angles of the subspaces",
         xlabel="index (smallest first)",
         ylabel="angle (degrees)",
         ylim=(0, 95),
@@ -275,6 +276,15 @@ class DropoutExplorer(Explorer):
         self.title = figure.suptitle("")
         controls = {"p": widgets.FloatSlider(value=p, min=0.0, max=0.9, step=0.05, description="dropout p")}
         super().__init__(figure, controls)
+
+    def layout_values(self):
+        # p sets the right panel's y range, up to 10 times the input's: room for every set of tick labels.
+        slider, locator, looks = self.controls["p"], self.right.yaxis.get_major_locator(), {}
+        for step in range(round((slider.max - slider.min) / slider.step) + 1):
+            p = round(slider.min + step * slider.step, 10)
+            ticks = tuple(locator.tick_values(*(1.1 * self.span / (1 - p))))  # the y range draw() sets
+            looks.setdefault(ticks, {"p": p})
+        return list(looks.values())
 
     def output(self, p):
         """nn.functional.dropout(x, p, training=True) with this explorer's fixed seed."""

@@ -8,6 +8,12 @@ an update redraws only those artists over the cached background. Text is most of
 of a render, so the explorers keep their axes fixed while a slider moves; where a control
 must change the axes (a new window, a new word order), `draw` returns a key for that look
 and each look's background is rendered once, then reused.
+The layout (constrained layout, if the figure has one) is computed once, at the first render,
+and then kept: it holds the decorations of the current look and of every look `layout_values`
+lists, and a look seen later that needs more room (wider tick labels, a longer typed word)
+lays the figure out again once. Frames are rendered at PIXEL_RATIO times the figure's dpi and
+shown at the figure's size in CSS pixels, so they are sharp on HiDPI screens; the image keeps
+its aspect ratio and shrinks with a narrow notebook, and the controls row wraps.
 Display an explorer by leaving it as the last expression of a cell. Every explorer can be
 built with no arguments (the notebook's defaults); `explorer_classes()` finds them all.
 Its display bundle also holds its current frame as a PNG and a line of text, so that a page
@@ -16,17 +22,16 @@ without a live kernel (GitHub, nbviewer, an HTML export) shows the figure instea
 
 import base64
 import collections
-import io
 import numbers
 import weakref
 
 import ipywidgets as widgets
-import matplotlib as mpl
 import matplotlib.pyplot as plt
 from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.layout_engine import PlaceHolderLayoutEngine
 
 from . import _png
-from .figures import freeze_layout
+from .figures import decoration_margins, freeze_layout, widest_margins
 
 
 class Explorer:
@@ -37,16 +42,31 @@ class Explorer:
     linked to a slider).
     """
 
-    BACKGROUNDS = 16  # rendered backgrounds kept per explorer (1-2 MB each)
+    BACKGROUNDS = 16  # rendered backgrounds kept per explorer, at most...
+    BACKGROUND_BYTES = 64 * 2**20  # ...and at most this many bytes of them (a 2x frame is 4-8 MB)
+    # Frame pixels per CSS pixel: 2 is sharp on HiDPI screens (and downsampled cleanly on others). Measured
+    # with benchmarks/bench_notebooks.py on 2 CPUs, a median update takes 14-35 ms at 2x in the notebook style
+    # and 21-61 ms in the lecture style (8-27 and 12-26 ms at 1x): every explorer stays under 100 ms.
+    PIXEL_RATIO = 2
+    ROOM_TOLERANCE = 0.5  # pixels a new look's decorations may exceed the layout's room without a new layout
 
     def __init__(self, figure, controls, *, extras=()):
         self.figure = figure
         self.controls = dict(controls)
-        self.image = widgets.Image(format="png")
+        # The figure's sizes and fonts were chosen at its dpi (the style's): that many CSS pixels per
+        # inch. Frames are rendered with PIXEL_RATIO times as many pixels and shown at the CSS size.
+        plt.close(figure)  # shown through the Image widget only, not again by the inline backend (resets the dpi)
+        FigureCanvasAgg(figure)  # blitting needs Agg's buffer
+        self._css_dpi = figure.dpi
+        figure.set_dpi(self._css_dpi * self.PIXEL_RATIO)  # savefig(dpi="figure") keeps the style's dpi
+        # height auto and max-width 100%: the image keeps its aspect ratio, also where the page is narrower.
+        self.image = widgets.Image(format="png", layout=widgets.Layout(height="auto", max_width="100%"))
         self.image.add_class("pe-explorer-figure")
-        plt.close(figure)  # shown through the Image widget only, not again by the inline backend
         self._holding = False
         self._laid_out = False
+        self._layout_engine = None  # kept to lay the figure out again when a new look needs more room
+        self._room = {}  # axes -> the room (left, bottom, right, top) in pixels the layout holds for its decorations
+        self._measured = set()  # static keys whose decorations were measured against that room
         # rendered figures without their animated artists (blitting), by (static key, artists, size)
         self._backgrounds = collections.OrderedDict()
         # The controls call back through a weak reference: ipywidgets keeps every open widget in a
@@ -54,7 +74,8 @@ class Explorer:
         on_change = _redraw_through(weakref.ref(self))
         for control in self.controls.values():
             control.observe(on_change, names="value")
-        self.widget = widgets.VBox([widgets.HBox([*extras, *self.controls.values()]), self.image])
+        controls_row = widgets.HBox([*extras, *self.controls.values()], layout=widgets.Layout(flex_flow="row wrap"))
+        self.widget = widgets.VBox([controls_row, self.image])
         self.widget.add_class("pe-explorer")
         # Every widget this explorer made (also links and buttons a subclass keeps), closed when it is freed.
         kept = [value for value in vars(self).values() if _is_widget(value)]
@@ -96,23 +117,44 @@ class Explorer:
         """The artists `draw` changes; empty (the default) renders the whole figure on every update."""
         return ()
 
+    def layout_values(self):
+        """Control values (dicts, the other controls as they are) whose looks the first layout makes room for.
+
+        List the looks with the widest decorations (tick labels, a colour bar's range, a read-out
+        beside the axes) that are not the first one, so that the layout need not change later. A look
+        not listed that needs more room gets a new layout when it is first shown. Empty by default.
+        """
+        return ()
+
+    def css_size(self):
+        """(width, height) at which the frame is shown, in CSS pixels: the figure's size at its style's dpi."""
+        width, height = self.figure.canvas.get_width_height(physical=True)
+        return width / self.PIXEL_RATIO, height / self.PIXEL_RATIO
+
     def update(self, **values):
-        """Set any controls given, then redraw and re-render once; returns the PNG bytes.
+        """Set any controls given, in the order given, then redraw and re-render once; returns the PNG bytes.
 
         A value a control cannot take (outside a slider's range, not among its options) is an
-        error that names the control and what it allows: ipywidgets would clamp it silently.
+        error that names the control and what it allows (ipywidgets would clamp it silently), and
+        leaves every control as it was. Each value is checked after the ones before it are set: a
+        control's range may follow another control (a longer sentence, more rotations).
         """
         if self.closed:
             raise RuntimeError(f"this {type(self).__name__} was closed: build a new one")
         unknown = set(values) - set(self.controls)
         if unknown:
             raise ValueError(f"unknown control(s) {sorted(unknown)}; this explorer has {sorted(self.controls)}")
-        for name, value in values.items():
-            _check_control_value(name, self.controls[name], value)
+        before = self.values()
         self._holding = True  # one render for all the values, not one per control
         try:
-            for name, value in values.items():
-                self.controls[name].value = value
+            try:
+                for name, value in values.items():
+                    _check_control_value(name, self.controls[name], value)
+                    self.controls[name].value = value
+            except ValueError:
+                for name, value in before.items():
+                    self.controls[name].value = value
+                raise
         finally:
             self._holding = False
         self._render()
@@ -120,25 +162,28 @@ class Explorer:
 
     def _render(self):
         static_key = self.draw(**self.values())
+        canvas = self.figure.canvas
+        if not isinstance(canvas, FigureCanvasAgg):  # e.g. a bare FigureCanvasBase: blitting needs Agg's buffer
+            canvas = FigureCanvasAgg(self.figure)
+        if self.figure.dpi != self._css_dpi * self.PIXEL_RATIO:  # e.g. reset by pyplot with a new canvas
+            self.figure.set_dpi(self._css_dpi * self.PIXEL_RATIO)
         if not self._laid_out:
-            # Lay the figure out once (if it has a layout engine), for its first values in the current
-            # style (the lecture fonts are larger), then keep that layout: a layout pass costs more than a frame.
             self._laid_out = True
-            if self.figure.get_layout_engine() is not None:
-                freeze_layout(self.figure)
+            self._lay_out(static_key)
+        elif self._layout_engine is not None and static_key not in self._measured:
+            self._make_room(static_key)
+        width = f"{self.css_size()[0]:g}px"  # the height follows (auto): the aspect ratio is kept
+        if self.image.layout.width != width:
+            self.image.layout.width = width
         artists = list(self.animated_artists())
         # The axes' spines sit above their data (images, lines at the edge): draw them again on top.
         for ax in dict.fromkeys(artist.axes for artist in artists if artist.axes is not None and artist.axes.axison):
             artists += [spine for spine in ax.spines.values() if spine.get_visible()]
         artists.sort(key=lambda artist: artist.get_zorder())
-        if not artists or not self._can_blit():
-            buffer = io.BytesIO()
-            self.figure.savefig(buffer, format="png")
-            self.image.value = buffer.getvalue()
+        if not artists:
+            canvas.draw()  # at the figure's dpi, uncropped, whatever the savefig rcParams say
+            self.image.value = _png.encode_rgba(canvas.buffer_rgba())
             return
-        canvas = self.figure.canvas
-        if not isinstance(canvas, FigureCanvasAgg):  # e.g. a bare FigureCanvasBase: blitting needs Agg's buffer
-            canvas = FigureCanvasAgg(self.figure)
         # A background leaves out exactly these artists, at this size.
         key = (static_key, tuple(artists), self.figure.dpi, canvas.get_width_height(physical=True))
         background = self._backgrounds.get(key)
@@ -153,7 +198,7 @@ class Explorer:
                 for artist in artists:
                     artist.set_animated(False)
             self._backgrounds[key] = canvas.copy_from_bbox(self.figure.bbox)
-            while len(self._backgrounds) > self.BACKGROUNDS:
+            while len(self._backgrounds) > self._backgrounds_kept(canvas):
                 self._backgrounds.popitem(last=False)  # the least recently used
         else:
             self._backgrounds.move_to_end(key)
@@ -162,25 +207,67 @@ class Explorer:
             self.figure.draw_artist(artist)
         self.image.value = _png.encode_rgba(canvas.buffer_rgba())
 
-    def _can_blit(self):
-        """Blitting renders the canvas as it is: only when savefig would not change dpi or crop."""
-        dpi = mpl.rcParams["savefig.dpi"]
-        return dpi in ("figure", self.figure.dpi) and mpl.rcParams["savefig.bbox"] != "tight"
+    def _backgrounds_kept(self, canvas):
+        width, height = canvas.get_width_height(physical=True)
+        return max(1, min(self.BACKGROUNDS, self.BACKGROUND_BYTES // (4 * width * height)))
+
+    def _lay_out(self, static_key):
+        """Lay the figure out once, with room for the decorations of this look and of `layout_values`' looks.
+
+        Only a figure with a layout engine; in the current style (the lecture fonts are larger). The
+        layout is then kept: a layout pass costs more than a frame.
+        """
+        engine = self.figure.get_layout_engine()
+        if engine is None or isinstance(engine, PlaceHolderLayoutEngine):
+            return  # no engine, or laid out and frozen already (figures.freeze_layout)
+        shown = self.values()
+        looks = [{**shown, **look} for look in self.layout_values()]
+        for look in looks:
+            self._measured.add(self.draw(**look))
+            self._room = widest_margins(self._room, decoration_margins(self.figure))
+        if looks:
+            static_key = self.draw(**shown)  # back to the look shown
+        self._measured.add(static_key)
+        self._room = widest_margins(self._room, decoration_margins(self.figure))
+        self._layout_engine = engine
+        freeze_layout(self.figure, self._room)
+
+    def _make_room(self, static_key):
+        """A look shown for the first time: if its decorations need more room than the layout holds, lay out again."""
+        if len(self._measured) > 4096:  # e.g. many typed sentences: measuring one again costs little
+            self._measured.clear()
+        self._measured.add(static_key)
+        needed = decoration_margins(self.figure)
+        if all(
+            new <= held + self.ROOM_TOLERANCE
+            for axes, sides in needed.items()
+            for new, held in zip(sides, self._room.get(axes, (float("-inf"),) * 4), strict=True)
+        ):
+            return
+        self._room = widest_margins(self._room, needed)
+        self.figure.set_layout_engine(self._layout_engine)
+        freeze_layout(self.figure, self._room)
+        self._backgrounds.clear()  # rendered with the old layout
 
     def _repr_mimebundle_(self, **kwargs):
         """The live widget, with its current frame and a line of text for where no widget can run.
 
         A front end with a live kernel (JupyterLab, Notebook, VS Code) shows the widget view, the
-        richest type it knows; a static page (GitHub, nbviewer, nbconvert) shows the PNG, a terminal
+        richest type it knows; a static page (GitHub, nbviewer, nbconvert) shows the PNG, at the
+        CSS size its metadata gives (the frame has PIXEL_RATIO times as many pixels), a terminal
         the text. The text is deterministic (nbval compares it; it skips PNGs), and no HTML is added.
+        Returns (data, metadata), as IPython's display protocol allows.
         """
         if self.closed:  # e.g. an old Out[] entry of a cell that ran again: nothing left to show
             return {"text/plain": f"<{type(self).__name__} (closed): run its cell again for a live one>"}
         bundle = dict(self.widget._repr_mimebundle_(**kwargs) or {})
+        metadata = {}
         if self.image.value:
             bundle["image/png"] = base64.b64encode(self.image.value).decode("ascii")
+            width, height = self.css_size()
+            metadata["image/png"] = {"width": round(width), "height": round(height)}
         bundle["text/plain"] = _static_text(self)
-        return bundle
+        return bundle, metadata
 
 
 def _static_text(explorer):

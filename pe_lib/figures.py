@@ -9,6 +9,7 @@ current one with `style_figsize`, so every figure grows in the lecture style.
 import matplotlib as mpl
 import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.transforms import Bbox
 
 from . import _validate
 from .text import measured
@@ -73,11 +74,63 @@ def new_axes(ax, figsize=None):
     return fig, ax
 
 
-def freeze_layout(figure):
-    """Lay out a figure made with layout="constrained" once, then keep that layout: redraws skip the layout pass."""
-    figure.draw_without_rendering()
+def freeze_layout(figure, room=None):
+    """Lay out a figure made with layout="constrained" once, then keep that layout: redraws skip the layout pass.
+
+    room: axes -> (left, bottom, right, top), pixels the layout keeps around each axes' box for
+    its decorations at the least (`decoration_margins`, `widest_margins`): e.g. for tick labels
+    wider than the ones shown now, which a later look of the figure will show.
+    """
+    patched = list(room or {})
+    for ax in patched:
+        ax.get_tightbbox = _holding_room(ax, ax.get_tightbbox, room[ax])  # what the layout engine measures
+    try:
+        figure.draw_without_rendering()
+    finally:
+        for ax in patched:
+            del ax.get_tightbbox
     figure.set_layout_engine("none")
     return figure
+
+
+def _holding_room(ax, get_tightbbox, sides):
+    left, bottom, right, top = sides
+
+    def held(renderer=None, *args, **kwargs):
+        box = get_tightbbox(renderer, *args, **kwargs)  # also places the axes' box (its aspect ratio)
+        inside = ax.get_position().transformed(ax.figure.transSubfigure)
+        room = Bbox.from_extents(inside.x0 - left, inside.y0 - bottom, inside.x1 + right, inside.y1 + top)
+        return room if box is None else Bbox.union([box, room])
+
+    return held
+
+
+def decoration_margins(figure):
+    """axes -> (left, bottom, right, top): how far, in pixels, each axes' decorations reach out of its box.
+
+    Decorations as a layout engine measures them (tick labels, axis labels, colour-bar labels,
+    texts placed beside the axes); the title's and the x label's widths are left out.
+    """
+    renderer = figure.canvas.get_renderer()
+    margins = {}
+    for ax in figure.axes:
+        if not ax.get_visible() or not ax.get_in_layout():
+            continue
+        box = ax.get_tightbbox(renderer, for_layout_only=True)
+        if box is None:
+            continue
+        inside = ax.get_position().transformed(figure.transSubfigure)  # after get_tightbbox applied the aspect
+        margins[ax] = (inside.x0 - box.x0, inside.y0 - box.y0, box.x1 - inside.x1, box.y1 - inside.y1)
+    return margins
+
+
+def widest_margins(*margins):
+    """The widest of several `decoration_margins`, side by side and axes by axes."""
+    widest = {}
+    for found in margins:
+        for ax, sides in found.items():
+            widest[ax] = tuple(map(max, widest.get(ax, sides), sides))
+    return widest
 
 
 def heatmap(table, *, title, xlabel="dimension", ylabel="position", colorbar_label="value", ax=None, symmetric=True):

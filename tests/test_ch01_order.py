@@ -158,6 +158,33 @@ def test_long_and_empty_sentences_are_handled(explorer):
     assert "at least one word" in explorer.note.get_text()
 
 
+def test_the_rotate_slider_offers_one_rotation_per_word(explorer):
+    """0 .. n-1 for n words: a 5-word sentence offered rotations 5-7 before, and 5 read 'rotating by 0'."""
+    rotate = explorer.controls["rotate"]
+    assert (rotate.min, rotate.max) == (0, 4)
+    explorer.update(rotate=4)
+    explorer.update(sentence="Lion kills Tiger")
+    assert rotate.max == 2 and rotate.value == 2  # the last rotation of the shorter sentence
+    assert explorer.axes[2].get_title() == "output change, rotated by 2"
+    explorer.update(sentence="the tiger kills the man and dog", rotate=6)  # rotate is checked after the sentence
+    assert explorer.state["shown"] == ["dog", "the", "tiger", "kills", "the", "man", "and"]
+    with pytest.raises(ValueError, match="rotate must be a number from 0 to 6, got 7"):
+        explorer.update(rotate=7)
+    with pytest.raises(ValueError, match="rotate must be a number from 0 to 1, got 5"):
+        explorer.update(sentence="the dog", rotate=5)
+    assert explorer.values()["sentence"] == "the tiger kills the man and dog" and rotate.max == 6  # as before
+    explorer.update(sentence="   ")  # no words: the last sentence stays, with its rotations
+    assert rotate.max == 6 and explorer.state["words"][0] == "the"
+    assert ch01.OrderExplorer(*ch01.notebook_setup()[:4], sentences=["a b"], rotate=3).values()["rotate"] == 1
+
+
+def test_long_typed_words_are_cut_on_the_axes_only(explorer):
+    explorer.update(sentence="extraordinarily long words", rotate=0)
+    assert explorer.state["words"] == ["extraordinarily", "long", "words"]
+    assert [t.get_text() for t in explorer.axes[0].get_yticklabels()] == ["extraordi…", "long", "words"]
+    assert [t.get_text() for t in explorer.axes[2].get_xticklabels()][0] == "extraordi…"
+
+
 def test_explorer_needs_a_sentence_and_consistent_embeddings(toy):
     embeddings, w_q, w_k, w_v = toy
     with pytest.raises(ValueError, match="sentences"):

@@ -51,7 +51,8 @@ def test_bit_flips():
 def test_encoding_and_similarity():
     fig = ch02.encoding_and_similarity(pe_lib.binary_encoding(20, 6), name="binary")
     heat, curve, colorbar = fig.axes
-    assert heat.get_title() == "binary: n=20, d_model=6" and heat.get_ylabel() == "position"
+    assert heat.get_title() == "binary, n=20" and heat.get_ylabel() == "position"
+    assert heat.get_xlabel() == "dimension (d_model=6)"
     assert heat.images[0].get_array().shape == (20, 6) and colorbar.get_ylabel() == "value"
     assert curve.get_xlabel() == "offset k" and "PE(p+k)" in curve.get_ylabel()
     assert len(curve.lines) == 1 and len(curve.collections) == 1
@@ -78,7 +79,7 @@ def test_explorer_controls_and_in_place_updates():
     assert image.get_array().shape == (40, 16) and len(line.get_xdata()) == 40
     third = explorer.update(encoding="sinusoidal")
     assert third != second and explorer.figure.axes[1].get_title().endswith("= 0")
-    assert explorer.figure.axes[0].get_title() == "sinusoidal: n=40, d_model=16"
+    assert explorer.figure.axes[0].get_title() == "sinusoidal, n=40"
 
 
 @pytest.mark.parametrize("encoding", ch02.NaiveEncodingExplorer.ENCODINGS)

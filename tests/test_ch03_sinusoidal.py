@@ -3,14 +3,17 @@
 import math
 
 import ipywidgets
+import matplotlib
 import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 import torch
 from matplotlib.figure import Figure
+from test_figures import text_problems
 
 import pe_lib
 from pe_lib import ch03_sinusoidal as ch03
+from pe_lib import figures
 from pe_lib.explorer import Explorer
 
 # ---------------------------------------------------------------- plots
@@ -78,6 +81,14 @@ def test_pair_circle_points_on_unit_circle_with_colorbar():
     assert fig.axes[1].get_ylabel() == "position"
     assert [t.get_text() for t in ax.texts] == ["p=0", "p=3"]
     assert ax.get_xlabel() == "column 2 (sin)" and ax.get_ylabel() == "column 3 (cos)"
+
+
+@pytest.mark.parametrize("lecture", [False, True], ids=["notebook-style", "lecture-style"])
+def test_pair_circle_labels_are_readable(lecture):
+    with matplotlib.rc_context():
+        figures.use_style(lecture=lecture)
+        fig = ch03.pair_circle(pe_lib.sinusoidal_encoding(12, 8), 0, annotate=range(7), title="pair 0")
+        assert text_problems(fig, inside=False) == []  # the position labels too: no 9-point text
 
 
 def test_offset_fit_residuals_one_curve_per_fit():

@@ -1,10 +1,13 @@
 """Notebook 04 (the pendulum intuition): its figures, explorers and exercise checkers."""
 
+import matplotlib
 import numpy as np
 import pytest
+from test_figures import text_problems
 
 import pe_lib
 from pe_lib import ch04_pendulum as ch04
+from pe_lib import figures
 
 
 def offset_similarity(k, d_model, base=10000.0):
@@ -34,6 +37,16 @@ def test_pendulum_snapshot_follows_the_base():
     fig = ch04.pendulum_snapshot(5, d_model=8, base=100.0)
     heights = [bar.get_height() for bar in fig.axes[1].patches if bar.get_width() > 0]
     assert np.allclose(heights, pe_lib.sinusoidal_encoding([5], 8, base=100.0)[0])
+
+
+@pytest.mark.parametrize("lecture", [False, True], ids=["notebook-style", "lecture-style"])
+def test_pendulum_captions_are_readable_and_apart(lecture):
+    """Each dial's caption (its wavelength) at the style's small size at least, none over its neighbour's."""
+    with matplotlib.rc_context():
+        figures.use_style(lecture=lecture)
+        fig = ch04.pendulum_snapshot(12, d_model=16, base=1e5)  # long wavelengths: 6.28 to 149k
+        assert [t.get_text() for t in fig.axes[0].texts][-1] == "i=7\nλ=149k"  # not 1.49e+05
+        assert text_problems(fig, inside=False) == []
 
 
 @pytest.mark.parametrize("d_model", [7, 0, True, 16.0])

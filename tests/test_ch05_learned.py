@@ -1,13 +1,15 @@
 """Notebook 05 (learned versus fixed): the experiment code, the shipped MiniLM data, figures, explorer, checkers."""
 
 import ipywidgets
+import matplotlib
 import numpy as np
 import pytest
 import torch
 from test_experiments import TINY  # the smallest config that trains
+from test_figures import text_problems
 
 import pe_lib
-from pe_lib import analysis, data, experiments
+from pe_lib import analysis, data, experiments, figures
 from pe_lib import ch05_learned as ch05
 from pe_lib.explorer import Explorer
 
@@ -77,6 +79,28 @@ def test_position_projection_numbers_positions_from_first_position():
     assert list(ax.collections[0].get_array()) == [1, 2, 3, 4, 5]
     assert len(ax.lines) == 1  # the joining line
     assert not ch05.position_projection(coordinates, title="t").axes[0].lines
+
+
+@pytest.mark.parametrize("lecture", [False, True], ids=["notebook-style", "lecture-style"])
+def test_figures_of_the_experiment_read_well(lecture):
+    """Legends and notes at the style's small size at least (no 8-point text); no text over another."""
+    results = experiments.load_results()
+    regime = experiments.REGIMES[0]
+    per_position = {v: results["summary"][regime][v]["per_position_mean"] for v in experiments.VARIANTS}
+    losses = {v: np.geomspace(3.0, 0.05, 300) for v in experiments.VARIANTS}
+    rng = np.random.default_rng(0)
+    learned, sinusoid = rng.normal(0, 0.05, size=(64, 384)), pe_lib.sinusoidal_encoding(64, 384)
+    with matplotlib.rc_context():
+        figures.use_style(lecture=lecture)
+        made = {
+            "accuracy": ch05.accuracy_comparison(results, regime=regime, title=ch05.REGIME_LABELS[regime]),
+            "by position": ch05.accuracy_by_position(per_position, train_len=16, chance=0.06, title="t"),
+            "loss": ch05.loss_curves(losses, chance_loss=np.log(16), title="Live run: training loss"),
+            "trained table": ch05.learned_table_after_training(rng.normal(size=(32, 64)), train_len=8, title="t"),
+            "tables": ch05.tables_side_by_side({"MiniLM: learned": learned, "sinusoidal": sinusoid}, title="t"),
+        }
+        problems = {name: text_problems(fig, inside=False) for name, fig in made.items()}
+    assert problems == {name: [] for name in made}
 
 
 def test_tables_side_by_side_clips_outliers_or_uses_a_fixed_range():

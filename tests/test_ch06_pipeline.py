@@ -3,13 +3,15 @@
 import math
 
 import ipywidgets
+import matplotlib
 import numpy as np
 import pytest
 import torch
+from test_figures import text_problems
 from torch import nn
 
 import pe_lib
-from pe_lib import analysis
+from pe_lib import analysis, figures
 from pe_lib import ch06_pipeline as ch06
 from pe_lib.explorer import Explorer
 
@@ -54,6 +56,16 @@ def test_near_orthogonality_has_histograms_and_angles():
     assert _labelled(left) and _labelled(right)
     assert len(left.patches) == 2  # one step histogram per d_model
     assert list(right.lines[0].get_ydata()) == [10.0, 30.0]  # sorted, smallest first
+
+
+@pytest.mark.parametrize("lecture", [False, True], ids=["notebook-style", "lecture-style"])
+def test_near_orthogonality_titles_fit_side_by_side(lecture):
+    rng = np.random.default_rng(0)
+    with matplotlib.rc_context():
+        figures.use_style(lecture=lecture)
+        cosines = {d: rng.normal(0, d**-0.5, 200) for d in (16, 64, 512)}
+        angles = {d: rng.uniform(60, 90, 8) for d in (16, 64, 512)}
+        assert text_problems(ch06.near_orthogonality(cosines, angles), inside=False) == []
 
 
 def test_readback_accuracy_plots_both_curves():

@@ -1,15 +1,19 @@
 """pe_lib.explorer: blitted frames show what a full render shows, backgrounds are reused, PNG frames, a static
 fallback (frame and text) in the display bundle; and every explorer of every chapter is found and built with its
-notebook's defaults."""
+notebook's defaults. Layout: no text overlaps another or leaves the figure in any state the controls reach, in
+both styles and whatever the first look; HiDPI frames shown at the figure's CSS size."""
 
 import base64
 import inspect
 import io
+import itertools
 
+import ipywidgets as widgets
 import matplotlib
 import numpy as np
 import pytest
 from PIL import Image
+from test_figures import OVERLAP, text_problems
 
 from pe_lib import _png, figures
 from pe_lib import ch01_order as ch01
@@ -50,7 +54,7 @@ def pixels(png):
 
 def full_render(explorer):
     buffer = io.BytesIO()
-    explorer.figure.savefig(buffer, format="png")
+    explorer.figure.savefig(buffer, format="png", dpi=explorer.figure.dpi)  # the frames' dpi: PIXEL_RATIO x the style's
     return buffer.getvalue()
 
 
@@ -102,13 +106,16 @@ def bundle_png(bundle):
 @pytest.mark.parametrize("cls", EXPLORERS, ids=lambda cls: cls.__name__)
 def test_the_display_bundle_has_the_widget_its_frame_and_a_line_of_text(cls):
     explorer = build(cls)
-    bundle = explorer._repr_mimebundle_()
+    bundle, metadata = explorer._repr_mimebundle_()
     assert set(bundle) == {WIDGET_VIEW, "image/png", "text/plain"}  # no text/html: nbval would compare it
     assert bundle[WIDGET_VIEW]["model_id"] == explorer.widget.model_id
     png = bundle_png(bundle)
     assert png.startswith(b"\x89PNG\r\n\x1a\n") and png == explorer.image.value
     width, height = explorer.figure.canvas.get_width_height(physical=True)
     assert pixels(png).shape == (height, width, 4)
+    # A static page shows the HiDPI frame at its CSS size, as the live widget does.
+    ratio = explorer.PIXEL_RATIO
+    assert metadata == {"image/png": {"width": round(width / ratio), "height": round(height / ratio)}}
     controls = ", ".join(explorer.controls)
     assert bundle["text/plain"] == (
         f"<{cls.__name__}: a live figure (controls: {controls}); run the notebook to move this>"
@@ -118,13 +125,13 @@ def test_the_display_bundle_has_the_widget_its_frame_and_a_line_of_text(cls):
     name = slider_names(explorer)[0]
     value, _ = next_slider_value(explorer.controls[name], 1)
     frame = explorer.update(**{name: value})
-    moved = explorer._repr_mimebundle_()
+    moved, _ = explorer._repr_mimebundle_()
     assert frame != png and bundle_png(moved) == frame  # the frame shown now, not the first one
     assert moved["text/plain"] == bundle["text/plain"]  # the text does not follow the controls: nbval compares it
 
 
 def test_the_text_line_of_an_explorer():
-    assert ch01.OrderExplorer()._repr_mimebundle_()["text/plain"] == (
+    assert ch01.OrderExplorer()._repr_mimebundle_()[0]["text/plain"] == (
         "<OrderExplorer: a live figure (controls: sentence, rotate, pe_strength); run the notebook to move this>"
     )
 
@@ -134,9 +141,11 @@ def test_ipython_displays_the_whole_bundle():
     from IPython.core.formatters import DisplayFormatter
 
     explorer = ch04.PendulumExplorer()
-    data, _ = DisplayFormatter().format(explorer)
+    data, metadata = DisplayFormatter().format(explorer)
     assert set(data) == {WIDGET_VIEW, "image/png", "text/plain"}
     assert bundle_png(data) == explorer.image.value
+    width, height = explorer.figure.get_size_inches() * explorer.figure.dpi / explorer.PIXEL_RATIO
+    assert metadata["image/png"] == {"width": round(width), "height": round(height)}  # the CSS size
     assert data["text/plain"] == "<PendulumExplorer: a live figure (controls: position); run the notebook to move this>"
 
 
@@ -240,30 +249,170 @@ def test_fixed_axes_hold_while_the_length_slider_moves():
 # --- layout ----------------------------------------------------------------------------------
 
 
+# What a learner may type into a sentence box: 7 words, more words than the explorer takes, long words.
+TYPED = (
+    "the tiger kills the man and dog",
+    "a lion and a tiger and a dog bit the man at dawn",
+    "extraordinarily unpredictable transformations happen",
+)
+STATES = 24  # all combinations of the controls' choices up to this many; else each choice with the others at both ends
+
+
+def control_choices(control):
+    """The values to try for a control, read now (a slider's range may follow another control)."""
+    if isinstance(control, widgets.Checkbox):
+        return [False, True]
+    if isinstance(control, widgets.Combobox):  # its options, and what a learner may type
+        return list(dict.fromkeys([*control.options, *TYPED]))
+    if hasattr(control, "options"):  # Dropdown, SelectionSlider, ToggleButtons: every option
+        return slider_values(control)
+    if isinstance(control, widgets.IntSlider | widgets.FloatSlider):  # both ends and three steps between
+        steps = round((control.max - control.min) / control.step)
+        picks = sorted({round(steps * fraction) for fraction in (0, 0.25, 0.5, 0.75, 1)})
+        values = [control.min + pick * control.step for pick in picks]
+        return [int(v) for v in values] if isinstance(control, widgets.IntSlider) else [round(v, 10) for v in values]
+    raise TypeError(f"no values to try for a {type(control).__name__}")
+
+
+def reachable_states(explorer):
+    """States as one fraction per control (0: first choice, 1: last), since a range may follow another control.
+
+    All combinations when there are at most STATES; else every choice of each control with the others
+    at their first, then at their last choices (2 x the number of choices, at most).
+    """
+    sizes = [len(control_choices(control)) for control in explorer.controls.values()]
+    grids = [np.linspace(0, 1, size) if size > 1 else np.zeros(1) for size in sizes]
+    if np.prod(sizes) <= STATES:
+        return list(itertools.product(*grids))
+    states = []
+    for end in (0.0, 1.0):
+        for index, grid in enumerate(grids):
+            for fraction in grid:
+                state = tuple(fraction if i == index else end for i in range(len(grids)))
+                states.append(state)
+    return list(dict.fromkeys(states))
+
+
+def show_state(explorer, state):
+    """Move the controls, in order, to a state of `reachable_states`; returns the values shown."""
+    for (name, control), fraction in zip(explorer.controls.items(), state, strict=True):
+        choices = control_choices(control)
+        value = choices[round(fraction * (len(choices) - 1))]
+        if control.value != value:
+            explorer.update(**{name: value})
+    return explorer.values()
+
+
 @pytest.mark.parametrize("lecture", [False, True], ids=["notebook-style", "lecture-style"])
 @pytest.mark.parametrize("cls", EXPLORERS, ids=lambda cls: cls.__name__)
-def test_explorers_fit_in_their_figure_in_both_styles(cls, lecture):
-    """Nothing drawn (labels, titles, legends, read-outs) falls off the figure, also with the lecture fonts."""
+def test_no_text_overlaps_another_or_leaves_the_figure_in_any_state(cls, lecture):
+    """Titles, axis and tick labels, colour-bar labels, legends and read-outs, in every state the controls reach.
+
+    Each control goes through all its options (both ends and three steps between for a number, typed
+    sentences for a text box); measured with the renderer's extents (rotated labels as turned boxes),
+    in both styles. Nothing else drawn (a legend's frame, a line) falls off the figure either.
+    """
     with matplotlib.rc_context():
         figures.use_style(lecture=lecture)
         explorer = build(cls)
         figure = explorer.figure
-        for end in (0, -1):  # every slider at its lowest, then at its highest value (the longest titles)
-            for name in slider_names(explorer):
-                explorer.update(**{name: slider_end(explorer.controls[name], end)})
+        found = {}
+        for state in reachable_states(explorer):
+            values = show_state(explorer, state)
+            for problem in text_problems(figure, OVERLAP * explorer.PIXEL_RATIO):
+                found.setdefault(problem, values)
+            if set(state) - {0.0, 1.0}:
+                continue  # everything drawn, not only the texts: with the controls at their ends
             drawn = figure.get_tightbbox().transformed(figure.dpi_scale_trans)  # inches to pixels
-            inside = (0, 0, figure.bbox.width, figure.bbox.height)
-            assert drawn.x0 >= inside[0] - 1 and drawn.y0 >= inside[1] - 1, (end, drawn.extents, inside)
-            assert drawn.x1 <= inside[2] + 1 and drawn.y1 <= inside[3] + 1, (end, drawn.extents, inside)
+            slack = OVERLAP * explorer.PIXEL_RATIO
+            low, high = min(drawn.x0, drawn.y0), max(drawn.x1 - figure.bbox.width, drawn.y1 - figure.bbox.height)
+            if low < -slack or high > slack:
+                found.setdefault(f"something drawn leaves the figure: {drawn.extents.round()}", values)
+        assert not found, "\n".join(f"{problem} at {values}" for problem, values in found.items())
         width, height = figure.canvas.get_width_height(physical=True)
         assert pixels(explorer.image.value).shape[:2] == (height, width)
 
 
-def slider_end(control, end):
-    """The first (end=0) or last (end=-1) value of a slider."""
-    if hasattr(control, "options"):
-        return slider_values(control)[end]
-    return (control.min, control.max)[end]
+def _scaled_dropout_input(scale):
+    return scale * ch06.DropoutExplorer().x.numpy()  # other numbers than the default's: other tick labels
+
+
+# First looks other than the defaults': the notebooks' own (02 starts at binary, 64) and the narrowest ones.
+FIRST_LOOKS = {
+    "NaiveEncodingExplorer(binary, 64)": lambda: ch02.NaiveEncodingExplorer(encoding="binary", length=64),
+    "CollisionExplorer(base 2, d_model 4)": lambda: ch03.CollisionExplorer(base=2, d_model=4),
+    "PositionSimilarityExplorer(window 8)": lambda: ch05.PositionSimilarityExplorer(window=8),
+    "NormShareExplorer(d_model 8)": lambda: ch06.NormShareExplorer(d_model=8),
+    "DropoutExplorer(x * 3)": lambda: ch06.DropoutExplorer(_scaled_dropout_input(3.0)),
+    "DropoutExplorer(x * 0.3)": lambda: ch06.DropoutExplorer(_scaled_dropout_input(0.3), p=0.9),
+}
+
+
+@pytest.mark.parametrize("lecture", [False, True], ids=["notebook-style", "lecture-style"])
+@pytest.mark.parametrize("start", FIRST_LOOKS)
+def test_the_layout_holds_every_look_whatever_the_first_one(start, lecture):
+    """The layout is computed for the first look shown: it must hold the later ones' wider tick labels too.
+
+    Measured before the fix: 02 started at binary put the similarity axis' label on the colour bar's
+    label as soon as the integer encoding was picked (by 9-18 pixels), and so did 03 at d_model 32
+    and 06's dropout explorer with the notebook's sentence.
+    """
+    with matplotlib.rc_context():
+        figures.use_style(lecture=lecture)
+        explorer = FIRST_LOOKS[start]()
+        first, found = explorer.values(), {}
+        for name, control in explorer.controls.items():  # one control at a time, the others as they started
+            for value in control_choices(control):
+                explorer.update(**{name: value})
+                for problem in text_problems(explorer.figure, OVERLAP * explorer.PIXEL_RATIO):
+                    found.setdefault(problem, explorer.values())
+            explorer.update(**{name: first[name]})
+        assert not found, "\n".join(f"{problem} at {values}" for problem, values in found.items())
+
+
+def test_a_look_that_needs_more_room_lays_the_figure_out_again_once(monkeypatch):
+    """A typed sentence with long words: the panels make room for its labels, then keep that layout."""
+    figures.use_style()
+    explorer = build(ch01.OrderExplorer)
+    before = [ax.get_position().bounds for ax in explorer.figure.axes]
+    for rotate in range(5):  # the offered sentences' looks were measured when the explorer was built
+        explorer.update(rotate=rotate)
+    assert [ax.get_position().bounds for ax in explorer.figure.axes] == before
+    explorer.update(sentence="unpredictable transformations", rotate=0)
+    after = [ax.get_position().bounds for ax in explorer.figure.axes]
+    assert after != before and after[0][0] > before[0][0]  # wider word labels on the left
+    assert len(explorer._backgrounds) == 1  # the old layout's backgrounds are gone
+    renders = count_background_renders(explorer, monkeypatch)
+    explorer.update(sentence="the dog bit the man")  # fits the new layout: no layout pass, a cached look
+    explorer.update(sentence="unpredictable transformations")
+    assert [ax.get_position().bounds for ax in explorer.figure.axes] == after
+    assert len(renders) == 1  # the first sentence's background, rendered again for the new layout
+
+
+@pytest.mark.parametrize("cls", EXPLORERS, ids=lambda cls: cls.__name__)
+def test_frames_are_sharp_on_hidpi_screens_and_keep_their_aspect_ratio(cls):
+    """PIXEL_RATIO frame pixels per CSS pixel; the image is as wide as the figure in CSS pixels, never stretched."""
+    explorer = build(cls)
+    figure, ratio = explorer.figure, explorer.PIXEL_RATIO
+    width, height = figure.canvas.get_width_height(physical=True)
+    assert pixels(explorer.image.value).shape[:2] == (height, width)
+    css_width, css_height = figure.get_size_inches() * figure.dpi / ratio  # inches at the style's dpi
+    assert explorer.css_size() == pytest.approx((css_width, css_height), abs=1)
+    layout = explorer.image.layout
+    assert layout.width == f"{width / ratio:g}px" and layout.height == "auto" and layout.max_width == "100%"
+    assert explorer.widget.children[0].layout.flex_flow == "row wrap"  # the controls wrap on a narrow page
+    frame = explorer.update()
+    assert pixels(frame).shape[:2] == (height, width)
+
+
+def test_a_frame_has_twice_the_pixels_of_the_figure_at_its_style_dpi():
+    with matplotlib.rc_context():
+        figures.use_style()
+        explorer = ch04.DecayExplorer()
+        assert explorer.PIXEL_RATIO == 2 and explorer.figure.dpi == 2 * matplotlib.rcParams["figure.dpi"]
+        buffer = io.BytesIO()
+        explorer.figure.savefig(buffer, format="png")  # savefig keeps the style's dpi
+        assert pixels(buffer.getvalue()).shape[1] * 2 == pixels(explorer.image.value).shape[1]
 
 
 # --- memory: an explorer that is dropped, closed or re-run is freed ----------------------------
