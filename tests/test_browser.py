@@ -1,10 +1,14 @@
 """Every notebook in a real browser: JupyterLab + Debian's Chromium, driven by Python playwright.
 
 For each notebook in notebooks/ (a copy: the committed files are never touched) the test opens
-it in JupyterLab, runs all cells from the Run menu, waits for the kernel to go idle, and asserts
-that every cell ran without an error, that every widget rendered, and that moving a slider of
-each explorer (`.pe-explorer`) changes its figure (`img.pe-explorer-figure`). A second test
-opens one notebook as a jupyterlab-rise slide deck.
+it in JupyterLab and checks that it opens unmodified (JupyterLab does not mark it changed once
+the kernel is ready), runs all cells from the Run menu, waits for the kernel to go idle, and
+asserts that every cell ran without an error, that every widget rendered, and that moving a
+slider of each explorer (`.pe-explorer`) changes its figure (`img.pe-explorer-figure`). Then,
+on the same page and the same kernel (nothing runs twice), it presents the notebook as a
+lecturer does: at 1280 x 720, the deck started from the notebook toolbar (jupyterlab-slideshow),
+every slide visited with the Space key. Each slide must fit the screen, show no MathJax error,
+and show every explorer on it as a live widget whose slider moves its figure on the slide.
 
     .venv/bin/pytest -m browser tests/test_browser.py -p no:cacheprovider -s    # -s prints timings
 
@@ -48,11 +52,16 @@ LAB_SETTINGS = {
     "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {"windowingMode": "none"},
     "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {"fetchNews": "false", "checkForUpdates": False},
 }
+VIEWPORT = {"width": 1400, "height": 1000}  # the notebook view: wide enough for every figure
 SERVER_START_S = 90
 OPEN_S = 120  # first load of JupyterLab in a cold browser + kernel start (torch import) on 2 cores
 RUN_ALL_S = 300  # notebook 05 trains small models (< 30 s alone); generous for a busy CI machine
 WIDGET_S = 30
 SLIDER_S = 15
+# The lecture screen: a 720p projector. A slide may be this tall (the deck's own padding included).
+SLIDE_VIEWPORT = {"width": 1280, "height": 720}
+SLIDE_TOLERANCE_PX = 2  # sub-pixel rounding of the layout
+KEY_S = 10  # a key press in the deck shows the next cell within this time
 
 # JavaScript run in the page. `window.jupyterapp` exists because the server runs with
 # --LabApp.expose_app_in_browser=True.
@@ -122,6 +131,67 @@ JS_WIDGET_STATE = """() => {
 JS_STDERR_TRACEBACKS = """() => Array.from(window.jupyterapp.shell.currentWidget.node.querySelectorAll(
     '.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]'))
   .map(e => e.innerText).filter(t => /Traceback/.test(t)).map(t => t.slice(0, 500))"""
+# Once the kernel is ready JupyterLab copies the kernel's language_info into the notebook (on the
+# tick after kernel_info arrives): the notebook is "modified" unless the file holds the same.
+JS_OPENED = """async () => {
+  const panel = window.jupyterapp.shell.currentWidget;
+  await panel.sessionContext.session.kernel.info;
+  await new Promise(resolve => setTimeout(resolve, 500));
+  return {dirty: panel.context.model.dirty, metadata: panel.context.model.toJSON().metadata};
+}"""
+JS_SELECT_FIRST_CELL = """() => {
+  const notebook = window.jupyterapp.shell.currentWidget.content;
+  notebook.mode = "command";
+  notebook.activeCellIndex = 0;
+  notebook.deselectAll();
+  notebook.activeCell.node.focus();
+}"""
+JS_PRESENTING = """() => document.body.dataset.jpDeckMode === "presenting"
+  && window.jupyterapp.shell.currentWidget.hasClass("jp-Deck")"""
+JS_ACTIVE_CELL_MOVED = """(before) => window.jupyterapp.shell.currentWidget.content.activeCellIndex !== before"""
+JS_FOCUS_ACTIVE_CELL = """() => window.jupyterapp.shell.currentWidget.content.activeCell.node.focus()"""
+JS_STOP_DECK = """async () => {
+  if (document.body.dataset.jpDeckMode === "presenting") { await window.jupyterapp.commands.execute("deck:stop"); }
+}"""
+# What the deck shows now. jupyterlab-slideshow marks the cells of the current slide with
+# jp-deck-mod-onscreen (the rest collapse to height 0) and scrolls the notebook's outer box when a
+# slide is taller than the screen: that box's scrollHeight is the slide's height as laid out.
+JS_EXPLORER_CELLS = """() => window.jupyterapp.shell.currentWidget.content.widgets
+  .map((cell, index) => cell.node.querySelector(".pe-explorer") ? index : -1).filter(index => index >= 0)"""
+JS_DECK_STATE = """async (explorerCells) => {
+  await new Promise(resolve => requestAnimationFrame(() => requestAnimationFrame(resolve)));
+  const panel = window.jupyterapp.shell.currentWidget;
+  const notebook = panel.content;
+  const box = panel.node.querySelector(".jp-WindowedPanel-outer") || notebook.node;
+  const onScreen = notebook.widgets.map((cell, index) => ({cell, index}))
+    .filter(({cell}) => cell.hasClass("jp-deck-mod-onscreen"));
+  const rects = onScreen.map(({cell}) => cell.node.getBoundingClientRect());
+  const explorers = onScreen.filter(({index}) => explorerCells.includes(index)).map(({cell, index}) => {
+    const img = cell.node.querySelector(".pe-explorer img.pe-explorer-figure");
+    const shown = img ? img.getBoundingClientRect() : null;
+    return {
+      index,
+      widget: Boolean(cell.node.querySelector(".jp-OutputArea-output .jupyter-widgets")
+        && cell.node.querySelector(".pe-explorer")),
+      naturalWidth: img ? img.naturalWidth : 0,
+      inView: Boolean(shown && shown.height > 0 && shown.top >= -1 && shown.bottom <= window.innerHeight + 1),
+      error: /Error displaying widget|model not found|Loading widget/i.test(cell.node.innerText),
+    };
+  });
+  return {
+    presenting: document.body.dataset.jpDeckMode === "presenting",
+    active: notebook.activeCellIndex,
+    cells: onScreen.map(({index}) => index),
+    height: Math.round(box.scrollHeight),
+    top: Math.round(Math.min(...rects.map(r => r.top))),
+    bottom: Math.round(Math.max(...rects.map(r => r.bottom))),
+    viewport: window.innerHeight,
+    math: onScreen.reduce((n, {cell}) => n + cell.node.querySelectorAll("mjx-container").length, 0),
+    mathErrors: onScreen.reduce((n, {cell}) => n + cell.node.querySelectorAll("mjx-merror").length, 0),
+    text: onScreen.map(({cell}) => cell.node.innerText).join(" / ").slice(0, 300),
+    explorers,
+  };
+}"""
 
 
 def _ci():
@@ -233,7 +303,7 @@ def browser():
 
 @pytest.fixture(scope="session")
 def context(browser, lab_server):
-    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    context = browser.new_context(viewport=VIEWPORT)
     context.set_default_timeout(30_000)
     yield context
     context.close()
@@ -339,13 +409,156 @@ def _move_a_slider(page, explorer):
     return None, f"none of its {handles.count()} sliders changed the figure within {SLIDER_S} s"
 
 
+def _opened_modified(page, notebook):
+    """What JupyterLab changed in the notebook once its kernel was ready: None if it shows it unmodified.
+
+    Otherwise {metadata key: (committed value, value in JupyterLab)}, empty when only cells changed.
+    """
+    state = page.evaluate(JS_OPENED)
+    if not state["dirty"]:
+        return None
+    committed = json.loads(notebook.read_text(encoding="utf-8"))["metadata"]
+    opened = state["metadata"]
+    keys = sorted(set(committed) | set(opened))
+    return {key: (committed.get(key), opened.get(key)) for key in keys if committed.get(key) != opened.get(key)}
+
+
+def _only_the_python_differs(changed):
+    """True when the one change is language_info.version: this machine's Python, not the file."""
+    if set(changed) != {"language_info"}:
+        return False
+    committed, opened = (value or {} for value in changed["language_info"])
+    return {key for key in set(committed) | set(opened) if committed.get(key) != opened.get(key)} == {"version"}
+
+
+def _cells(notebook):
+    return json.loads(notebook.read_text(encoding="utf-8"))["cells"]
+
+
+def _title(notebook):
+    """The text of the notebook's first heading (its title)."""
+    for cell in _cells(notebook):
+        if cell["cell_type"] == "markdown":
+            for line in "".join(cell["source"]).splitlines():
+                if line.startswith("#"):
+                    return re.sub(r"[`*_$\\]", "", line.lstrip("#")).strip()  # as rendered: no markdown marks
+    return ""
+
+
+def _deck_plan(notebook):
+    """(cells the deck steps through, cells that start a slide or sub-slide), from the slide metadata.
+
+    As jupyterlab-slideshow reads it: "skip" and "notes" cells are never shown, the first shown
+    cell starts the deck, every "slide" or "subslide" cell starts a new screen.
+    """
+    kinds = [cell.get("metadata", {}).get("slideshow", {}).get("slide_type") for cell in _cells(notebook)]
+    shown = [i for i, kind in enumerate(kinds) if kind not in ("skip", "notes")]
+    starts = [i for i in shown if i == shown[0] or kinds[i] in ("slide", "subslide")]
+    return shown, starts
+
+
+def _slide_problems(number, state):
+    """What is wrong with one slide as shown: too tall, clipped, broken math, a dead explorer."""
+    where = f"slide {number} (cells {state['cells'][0]}-{state['cells'][-1]})"
+    limit = state["viewport"] + SLIDE_TOLERANCE_PX
+    problems = []
+    if state["height"] > limit or state["top"] < -SLIDE_TOLERANCE_PX or state["bottom"] > limit:
+        problems.append(
+            f"{where}: {state['height']} px tall on a {state['viewport']} px screen "
+            f"(cells from y={state['top']} to y={state['bottom']}): {state['text'][:80]!r}"
+        )
+    if state["mathErrors"]:
+        problems.append(f"{where}: {state['mathErrors']} MathJax error(s)")
+    for explorer in state["explorers"]:
+        if explorer["error"] or not explorer["widget"] or not explorer["naturalWidth"] or not explorer["inView"]:
+            problems.append(f"{where}: the explorer of cell {explorer['index']} is not live on the slide: {explorer}")
+    return problems
+
+
+def _present(page, notebook):
+    """Present the open (already run) notebook as a lecturer does and check every slide; return a summary.
+
+    At 1280 x 720: select the title cell, press the notebook toolbar's deck button, then Space until
+    the last cell; on every explorer slide move a slider; Escape leaves the deck.
+    """
+    shown, starts = _deck_plan(notebook)
+    explorer_cells = page.evaluate(JS_EXPLORER_CELLS)  # as rendered in the notebook view
+    page.set_viewport_size(SLIDE_VIEWPORT)
+    page.evaluate(JS_STOP_DECK)  # the toolbar button toggles: start from the notebook view
+    page.evaluate(JS_SELECT_FIRST_CELL)
+    page.locator('.jp-NotebookPanel-toolbar [data-command="deck:toggle"]:visible').first.click()
+    page.wait_for_function(JS_PRESENTING, timeout=KEY_S * 1000, polling=100)
+    slides, problems, moved, seen = [], [], [], set()
+    while True:
+        state = page.evaluate(JS_DECK_STATE, explorer_cells)
+        assert state["presenting"], f"the deck stopped by itself at cell {state['active']}"
+        seen.update(state["cells"])
+        if state["cells"] and (not slides or state["cells"] != slides[-1]["cells"]):
+            slides.append(state)
+            problems += _slide_problems(len(slides), state)
+            explorers = page.locator(".jp-deck-mod-onscreen .pe-explorer")
+            for i in range(explorers.count()):
+                slider, result = _move_a_slider(page, explorers.nth(i))
+                if slider is None:
+                    problems.append(f"slide {len(slides)}: moving the explorer's slider on the slide: {result}")
+                else:
+                    moved.append((slider, result))
+            if explorers.count():
+                page.evaluate(JS_FOCUS_ACTIVE_CELL)  # as a click on the slide: the keys drive the deck again
+        if state["active"] == shown[-1]:
+            break
+        page.keyboard.press("Space")
+        try:
+            page.wait_for_function(JS_ACTIVE_CELL_MOVED, arg=state["active"], timeout=KEY_S * 1000, polling=50)
+        except Exception:  # noqa: BLE001 - a timeout: report where the deck got stuck
+            pytest.fail(f"{notebook.name}: Space did not move the deck on from cell {state['active']}", pytrace=False)
+    page.keyboard.press("Escape")
+    page.wait_for_function(f"() => !({JS_PRESENTING})()", timeout=KEY_S * 1000, polling=100)
+
+    title = _title(notebook)
+    assert slides and title in slides[0]["text"], f"the first slide does not show the title {title!r}: {slides[:1]}"
+    if any(cell["cell_type"] == "markdown" and "$" in "".join(cell["source"]) for cell in _cells(notebook)):
+        # LaTeX is typeset by the MathJax that JupyterLab bundles: offline, and on the slides too.
+        assert sum(slide["math"] for slide in slides) > 0, "no math typeset on any slide (MathJax did not run)"
+    never = [i for i in shown if i not in seen]
+    hidden_explorers = [i for i in explorer_cells if i not in seen]
+    if hidden_explorers:
+        problems.insert(0, f"explorers that are on no slide: cells {hidden_explorers}")
+    if never:
+        problems.insert(
+            0,
+            f"cells the deck never shows: {never} (jupyterlab-slideshow hides a cell whose "
+            "slide_type is the string '-': run scripts/slide_layout.py)",
+        )
+    if [slide["cells"][0] for slide in slides] != starts:
+        problems.insert(
+            0,
+            "the slides do not start where the slide metadata says: "
+            f"{[slide['cells'][0] for slide in slides]} != {starts}",
+        )
+    assert not problems, f"{notebook.name} as slides at 1280 x 720:\n" + "\n".join(problems)
+    return {"slides": len(slides), "tallest": max(slide["height"] for slide in slides), "moved": moved}
+
+
 @pytest.mark.skipif(not NOTEBOOKS, reason="no notebooks/NN_*.ipynb yet")
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=[path.stem for path in NOTEBOOKS])
 def test_notebook_runs_in_jupyterlab(notebook, lab, record_property):
+    """Opens unmodified, runs, every widget renders and moves; then the same page presents it as slides."""
     relative = notebook.relative_to(NOTEBOOK_DIR).as_posix()
     start = time.perf_counter()
     page = lab.open(relative)
+    python_note = ""
     try:
+        changed = _opened_modified(page, notebook)
+        if changed is not None and _only_the_python_differs(changed):
+            committed, here = (value.get("version") for value in changed["language_info"])
+            python_note = f"  opens modified here only because this kernel runs Python {here} (run with {committed})"
+        else:
+            assert changed is None, (
+                f"JupyterLab marks {notebook.name} modified as soon as its kernel is ready; it changed "
+                f"{changed or 'cells, not metadata'} (committed, in JupyterLab). Re-run the notebook with "
+                "scripts/run_notebooks.py, which keeps the kernel's language_info"
+            )
         opened = time.perf_counter()
         _run_all_cells(page)
         ran = time.perf_counter()
@@ -377,76 +590,32 @@ def test_notebook_runs_in_jupyterlab(notebook, lab, record_property):
             assert slider is not None, f"explorer {i + 1} of {explorers.count()}: {result}"
             moved.append((slider, result))
         done = time.perf_counter()
+        deck = _present(page, notebook)
+        presented = time.perf_counter()
     finally:
         page_errors = list(lab.errors)
+        if not page.is_closed():
+            try:
+                page.evaluate(JS_STOP_DECK)
+                page.set_viewport_size(VIEWPORT)
+            except Exception:  # noqa: BLE001 - a broken page is replaced on the next open
+                pass
         lab.close_documents()
 
     latencies = ", ".join(f"{slider!r} {seconds * 1000:.0f} ms" for slider, seconds in moved) or "no explorer"
     record_property("seconds_open", round(opened - start, 1))
     record_property("seconds_run_all", round(ran - opened, 1))
     record_property("explorers", len(moved))
+    record_property("slides", deck["slides"])
+    record_property("tallest_slide_px", deck["tallest"])
+    record_property("seconds_slides", round(presented - done, 1))
     print(
         f"\n{notebook.name}: open {opened - start:.1f} s, run all {ran - opened:.1f} s, "
         f"{len(moved)} explorer(s) moved in {done - ran:.1f} s (key press -> new figure: {latencies}), "
-        f"total {done - start:.1f} s"
+        f"{deck['slides']} slides at 1280 x 720 in {presented - done:.1f} s (tallest {deck['tallest']} px, "
+        f"{len(deck['moved'])} explorer(s) moved on their slides), total {presented - start:.1f} s"
     )
+    if python_note:
+        print(python_note)
     if page_errors:
         print(f"  uncaught page errors (not failing the test): {page_errors[:3]}")
-
-
-JS_SLIDE_INDEX = """() => Array.from(document.querySelectorAll(".reveal .slides > section"))
-  .findIndex(s => s.classList.contains("present"))"""
-
-
-def _title(notebook):
-    """The text of the notebook's first heading (its title)."""
-    for cell in json.loads(notebook.read_text())["cells"]:
-        if cell["cell_type"] == "markdown":
-            for line in "".join(cell["source"]).splitlines():
-                if line.startswith("#"):
-                    return re.sub(r"[`*_]", "", line.lstrip("#")).strip()  # as rendered: no markdown marks
-    return ""
-
-
-def _slide_count(notebook):
-    """Top-level slides of a deck: the first shown cell, plus every later cell whose slide_type is 'slide'."""
-    cells = json.loads(notebook.read_text())["cells"]
-    kinds = [cell.get("metadata", {}).get("slideshow", {}).get("slide_type", "-") for cell in cells]
-    kinds = [kind for kind in kinds if kind not in ("skip", "notes")]
-    return (1 + sum(kind == "slide" for kind in kinds[1:])) if kinds else 0
-
-
-@pytest.mark.skipif(not NOTEBOOKS, reason="no notebooks/NN_*.ipynb yet")
-def test_notebook_opens_as_a_rise_slide_deck(context, lab_server):
-    notebook = NOTEBOOKS[0]
-    relative = notebook.relative_to(NOTEBOOK_DIR).as_posix()
-    page = context.new_page()
-    try:
-        start = time.perf_counter()
-        page.goto(f"{lab_server['url']}/rise/{relative}?token={lab_server['token']}")
-        page.wait_for_selector(".reveal .slides > section", timeout=OPEN_S * 1000)
-        page.wait_for_function("() => document.querySelector('.reveal .slides section.present')", timeout=OPEN_S * 1000)
-        sections = page.locator(".reveal .slides > section")
-        assert sections.count() == _slide_count(notebook), (
-            f"{notebook.name}: {sections.count()} slides in the deck, "
-            f"{_slide_count(notebook)} expected from the cells' slideshow metadata"
-        )
-        assert sections.count() >= 2, "a deck of one slide: give cells metadata.slideshow.slide_type"
-        # LaTeX is typeset by the MathJax that JupyterLab bundles: it must work offline, in the deck too.
-        page.wait_for_function(
-            "() => document.querySelectorAll('.reveal mjx-container').length > 0", timeout=OPEN_S * 1000
-        )
-        assert page.locator(".reveal mjx-merror").count() == 0, "MathJax could not typeset some math in the deck"
-        title = _title(notebook)
-        first_slide = page.locator(".reveal .slides > section.present").inner_text()
-        assert title in first_slide, f"the first slide does not show the title {title!r}: {first_slide[:300]!r}"
-        # the next slide is reached with the arrow key (after the first slide's fragments, if any)
-        for _ in range(40):
-            page.keyboard.press("ArrowRight")
-            if page.evaluate(JS_SLIDE_INDEX) >= 1:
-                break
-        assert page.evaluate(JS_SLIDE_INDEX) == 1, "ArrowRight did not move the deck to its second slide"
-        print(f"\nRISE deck of {notebook.name}: {sections.count()} slides in {time.perf_counter() - start:.1f} s")
-    finally:
-        page.close()
-        _shutdown_kernels(lab_server)

@@ -1,0 +1,293 @@
+"""Lay the notebooks out as slides: set each cell's slide type (and hide an input too tall to fit) by rules.
+
+Usage: python scripts/slide_layout.py [--check] [NOTEBOOK ...]
+       (default: every notebooks/NN_*.ipynb; --check changes nothing and exits 1 if a file would change)
+
+The deck is jupyterlab-slideshow (docs/teaching.md), which reads the same slideshow metadata as
+nbconvert and RISE. The script writes two cell metadata keys and nothing else, never a cell's
+source or outputs: metadata.slideshow.slide_type and metadata.jupyter.source_hidden (JupyterLab's
+"collapsed input", which it owns: set by hand, it would be undone). It prints every change, and
+running it again changes nothing.
+
+The rules, in this order (rules 1-6 each decide a cell once; rule 8 may then cut a slide at it):
+1. the first cell opens the deck: "slide";
+2. a test cell is never on a slide: "skip". A test cell is a code cell that re-runs an explorer
+   with other values (`set_by_code = ...`), or one that shows nothing (no output) and asserts;
+3. asides the notebook marks as speaker notes, or as skipped, stay so ("notes", "skip");
+4. a markdown cell with a heading starts a slide or sub-slide (the notebook's choice is kept;
+   a heading with neither becomes a "subslide");
+5. an explorer (a cell whose output is a live widget) gets a sub-slide of its own, with the
+   markdown cell just before it that introduces it: that markdown starts the sub-slide (or keeps
+   "slide"), the explorer follows on it, and the next cell shown starts a new one;
+6. a figure (a code cell with an image output) or a long code cell (more than LONG_CODE lines)
+   starts a sub-slide, unless it is the first cell after a heading; when the cell before it is
+   a short markdown introduction (at most SHORT_INTRO lines), the introduction starts the
+   sub-slide instead and the figure follows on it;
+7. a code cell too tall for the screen on its own (estimated over SCREEN px) shows its output
+   only: its input is collapsed ("source_hidden"; one click on the collapsed bar opens it);
+8. a slide whose cells together would not fit is cut: each cell gets an estimated height (text
+   lines, code lines, printed lines, the images' own pixel height) and a cell that would take its
+   slide past SLIDE_BUDGET starts a new sub-slide;
+9. everything else keeps the notebook's choice between "-" and "fragment". "-" is written as no
+   slideshow key at all: jupyterlab-slideshow reads an absent slide type as "-", but hides a cell
+   whose slide type is the string "-" and breaks the navigation around it.
+
+tests/test_browser.py presents every notebook at 1280 x 720 and measures what this only estimates.
+"""
+
+import argparse
+import ast
+import base64
+import json
+import math
+import re
+import struct
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOKS = ROOT / "notebooks"
+WIDGET = "application/vnd.jupyter.widget-view+json"
+LONG_CODE = 15  # source lines: a longer code cell starts a sub-slide of its own
+SHORT_INTRO = 4  # source lines: a markdown cell this short travels with the figure it introduces
+SLIDE_BUDGET = 640  # estimated pixels per slide at 1280 x 720 (the deck adds ~20 px of padding)
+SCREEN = 700  # a code cell estimated taller than this on its own cannot fit: its input is hidden
+# Estimated heights, in CSS pixels, of JupyterLab's default theme at 1280 px wide (measured).
+CELL_PAD = 12
+CODE_LINE = 18
+OUTPUT_LINE = 17
+MARKDOWN_LINE = 22
+MARKDOWN_CHARS = 140  # characters per rendered markdown line at this width
+MARKDOWN_BLOCK = re.compile(r"^\s*([-*+]\s|\d+\.\s|#|\$\$|\||>|```)")  # a line that starts a new block
+HIDDEN_SOURCE = 30  # a code cell's collapsed input
+HEADING = {1: 52, 2: 44, 3: 38}
+IMAGE_WIDTH = 1100  # images wider than this are scaled down to it
+WIDGET_CONTROLS = 45  # an explorer's row of sliders above its figure
+
+
+def source(cell):
+    text = cell.get("source", "")
+    return "".join(text) if isinstance(text, list) else text
+
+
+def slide_type(cell):
+    return cell.get("metadata", {}).get("slideshow", {}).get("slide_type") or "-"
+
+
+def is_heading(cell):
+    lines = source(cell).strip().splitlines()
+    return cell["cell_type"] == "markdown" and bool(lines) and lines[0].startswith("#")
+
+
+def has_widget(cell):
+    return any(WIDGET in output.get("data", {}) for output in cell.get("outputs", []))
+
+
+def has_image(cell):
+    return any("image/png" in output.get("data", {}) for output in cell.get("outputs", []))
+
+
+def is_test(cell):
+    """A code cell that tests rather than shows: an explorer's set_by_code check, or silent asserts."""
+    if cell["cell_type"] != "code":
+        return False
+    text = source(cell)
+    if "set_by_code" in text:
+        return True
+    if cell.get("outputs"):
+        return False
+    try:
+        statements = ast.parse(text).body
+    except SyntaxError:  # IPython magics: not a test
+        return False
+    defines = any(isinstance(s, ast.FunctionDef | ast.ClassDef) for s in statements)
+    return not defines and any(isinstance(s, ast.Assert) for s in statements)
+
+
+def _png_size(data):
+    raw = base64.b64decode("".join(data) if isinstance(data, list) else data)
+    width, height = struct.unpack(">II", raw[16:24])
+    return width, height
+
+
+def _rendered_lines(text):
+    """Markdown source lines joined the way they render: a paragraph's lines make one long line."""
+    lines, paragraph = [], None
+    for line in text.splitlines():
+        if not line.strip():
+            if paragraph is not None:
+                lines.append(paragraph)
+            lines.append("")
+            paragraph = None
+        elif paragraph is not None and not MARKDOWN_BLOCK.match(line):
+            paragraph += " " + line.strip()
+        else:
+            if paragraph is not None:
+                lines.append(paragraph)
+            paragraph = line
+    if paragraph is not None:
+        lines.append(paragraph)
+    return lines
+
+
+def estimate_height(cell, hidden=False):
+    """Rough rendered height of a cell in the deck, in CSS pixels (hidden: with its input collapsed)."""
+    text = source(cell)
+    if cell["cell_type"] == "markdown":
+        height = CELL_PAD
+        for line in _rendered_lines(text):
+            if line.startswith("#"):
+                height += HEADING.get(len(line) - len(line.lstrip("#")), 34)
+            elif line.strip():
+                height += MARKDOWN_LINE * math.ceil(len(line) / MARKDOWN_CHARS)
+            else:
+                height += MARKDOWN_LINE // 2
+        return height
+    height = CELL_PAD + (HIDDEN_SOURCE if hidden else CODE_LINE * len(text.splitlines()))
+    for output in cell.get("outputs", []):
+        data = output.get("data", {})
+        if "image/png" in data:
+            shown = output.get("metadata", {}).get("image/png", {})  # the size it is shown at, when given
+            width, image_height = shown.get("width"), shown.get("height")
+            if not (width and image_height):
+                width, image_height = _png_size(data["image/png"])
+            height += image_height * min(1.0, IMAGE_WIDTH / width) + (WIDGET_CONTROLS if WIDGET in data else 0)
+        elif "text" in output:
+            height += OUTPUT_LINE * len("".join(output["text"]).splitlines())
+        elif "text/plain" in data:
+            height += OUTPUT_LINE * len("".join(data["text/plain"]).splitlines())
+    return height
+
+
+def layout(cells):
+    """(slide type of every cell, whether its input is hidden), by the rules of the module docstring."""
+    types = [slide_type(cell) for cell in cells]
+    decided = [False] * len(cells)
+
+    def previous_shown(i):
+        j = i - 1
+        while j >= 0 and types[j] in ("skip", "notes"):
+            j -= 1
+        return j
+
+    def next_shown(i):
+        j = i + 1
+        while j < len(cells) and types[j] in ("skip", "notes"):
+            j += 1
+        return j if j < len(cells) else None
+
+    # rules 1-3: the first cell, test cells, kept asides
+    for i, cell in enumerate(cells):
+        if i == 0:
+            types[i], decided[i] = "slide", True
+        elif is_test(cell):
+            types[i], decided[i] = "skip", True
+        elif types[i] in ("skip", "notes"):
+            decided[i] = True
+    # rule 4: headings start a slide or sub-slide
+    for i, cell in enumerate(cells):
+        if not decided[i] and is_heading(cell) and types[i] not in ("slide", "subslide"):
+            types[i] = "subslide"
+    # rule 5: explorers, with their introduction, on a sub-slide of their own
+    for i, cell in enumerate(cells):
+        if decided[i] or not has_widget(cell):
+            continue
+        intro = previous_shown(i)
+        if intro > 0 and cells[intro]["cell_type"] == "markdown":
+            if types[intro] != "slide":
+                types[intro] = "subslide"
+            decided[intro] = True
+            types[i] = "-"
+        else:
+            types[i] = "subslide"
+        decided[i] = True
+        after = next_shown(i)
+        if after is not None and types[after] != "slide":
+            types[after] = "subslide"
+            decided[after] = True
+    # rule 6: figures and long code cells start a sub-slide (with a short introduction)
+    for i, cell in enumerate(cells):
+        if decided[i] or cell["cell_type"] != "code":
+            continue
+        if not (has_image(cell) or len(source(cell).splitlines()) > LONG_CODE):
+            continue
+        before = previous_shown(i)
+        intro = cells[before]
+        if is_heading(intro):
+            continue  # the first cell after the heading that starts its slide
+        if intro["cell_type"] == "markdown" and len(source(intro).strip().splitlines()) <= SHORT_INTRO:
+            if types[before] != "slide":
+                types[before] = "subslide"
+            decided[before] = True
+        else:
+            types[i] = "subslide"
+        decided[i] = True
+    # rule 7: a code cell taller than the screen on its own shows its output only
+    hidden = [
+        cell["cell_type"] == "code" and types[i] not in ("skip", "notes") and estimate_height(cell) > SCREEN
+        for i, cell in enumerate(cells)
+    ]
+    # rule 8: cut slides that would be taller than the screen (rule 9: the rest stays)
+    used = 0
+    for i, cell in enumerate(cells):
+        if types[i] in ("skip", "notes"):
+            continue
+        height = estimate_height(cell, hidden[i])
+        if types[i] in ("slide", "subslide"):
+            used = height
+        elif used + height > SLIDE_BUDGET:
+            types[i], used = "subslide", height
+        else:
+            used += height
+    return types, hidden
+
+
+def apply(path, write=True):
+    """Set the slide types of one notebook; return a list of (cell index, old, new, first line)."""
+    text = path.read_text(encoding="utf-8")
+    notebook = json.loads(text)
+    cells = notebook["cells"]
+    changes = []
+    types, hidden = layout(cells)
+    for i, (cell, new, hide) in enumerate(zip(cells, types, hidden, strict=True)):
+        metadata = cell.setdefault("metadata", {})
+        before = json.dumps(metadata, sort_keys=True)
+        old = metadata.get("slideshow", {}).get("slide_type", "(none)")
+        slideshow = {k: v for k, v in metadata.pop("slideshow", {}).items() if k != "slide_type"}
+        if new != "-":
+            slideshow["slide_type"] = new
+        if slideshow:
+            metadata["slideshow"] = slideshow
+        jupyter = {k: v for k, v in metadata.pop("jupyter", {}).items() if k != "source_hidden"}
+        if hide:
+            jupyter["source_hidden"] = True
+        if jupyter:
+            metadata["jupyter"] = jupyter
+        if json.dumps(metadata, sort_keys=True) != before:
+            first = source(cell).strip().splitlines()[0][:60] if source(cell).strip() else ""
+            note = " (input hidden)" if hide else ""
+            changes.append((i, old, (new if new != "-" else "(none)") + note, first))
+    if changes and write:
+        # nbformat's own layout (indent 1, sorted keys, no ASCII escaping, final newline)
+        path.write_text(json.dumps(notebook, indent=1, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")
+    return changes
+
+
+def main(argv):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="change nothing; exit 1 if a notebook would change")
+    parser.add_argument("notebooks", nargs="*", type=Path)
+    args = parser.parse_args(argv)
+    paths = args.notebooks or sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
+    changed = 0
+    for path in paths:
+        changes = apply(path, write=not args.check)
+        changed += bool(changes)
+        print(f"{path.name}: {len(changes)} cell(s) {'would change' if args.check else 'changed'}")
+        for index, old, new, first in changes:
+            print(f"  cell {index:3d}: {old:>9} -> {new:<9} {first!r}")
+    return 1 if args.check and changed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
