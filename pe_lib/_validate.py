@@ -112,6 +112,21 @@ def int_in_range(name, value, low, high):
     return int(value)
 
 
+def even_int(name, value, why="pairs of features"):
+    """Return `value` as an int if it is a positive even integer (bools are rejected)."""
+    value = positive_int(name, value)
+    if value % 2:
+        raise ValueError(f"{name} must be even ({why}), got {value}")
+    return value
+
+
+def flag(name, value):
+    """Return `value` as a bool if it is True or False (not 0, 1 or a string)."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False, got {value!r}")
+    return bool(value)
+
+
 def fraction(name, value, *, below_one=False):
     """Return `value` as a float in [0, 1] ([0, 1) with below_one)."""
     value = finite_real(name, value)

@@ -17,20 +17,6 @@ from .figures import freeze_layout, new_axes, style_figsize
 from .grading import Feedback, as_numbers, hint_level, run_safely, tolerance_for, with_hints
 from .text import measured
 
-
-def _even(name, value):
-    value = _validate.positive_int(name, value)
-    if value % 2:
-        raise ValueError(f"{name} must be even (RoPE turns pairs of features), got {value}")
-    return value
-
-
-def _flag(name, value):
-    if not isinstance(value, bool):
-        raise TypeError(f"{name} must be True or False, got {value!r}")
-    return value
-
-
 # --- figures -------------------------------------------------------------------------------
 
 
@@ -58,7 +44,7 @@ def rope_wavelengths(head_dim=128, *, base=10000.0, context=4096, ax=None):
 
 def layout_pairs(head_dim=8, ax=None):
     """Which features RoPE turns together, in both layouts: each feature is labelled with its pair's frequency."""
-    head_dim = _even("head_dim", head_dim)
+    head_dim = _validate.even_int("head_dim", head_dim, "RoPE turns pairs of features")
     half = head_dim // 2
     rows = np.vstack([np.arange(head_dim) // 2, np.arange(head_dim) % half])  # the pair index of each feature
     fig, ax = new_axes(ax, figsize=(8.0, 2.4))
@@ -165,7 +151,7 @@ class MethodsExplorer(Explorer):
             "max_distance": widgets.SelectionSlider(
                 options=self.MAX_DISTANCES, value=values["max_distance"], description="max_distance"
             ),
-            "causal": widgets.Checkbox(value=_flag("causal", causal), description="causal"),
+            "causal": widgets.Checkbox(value=_validate.flag("causal", causal), description="causal"),
         }
         super().__init__(freeze_layout(fig), controls)
         _wrap_controls(self)

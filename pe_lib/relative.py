@@ -30,24 +30,11 @@ _REQUIRED = {
 _OPTIONAL = {"yarn": {"beta_fast": 32.0, "beta_slow": 1.0}}
 
 
-def _even_dim(name, value):
-    value = _validate.positive_int(name, value)
-    if value % 2:
-        raise ValueError(f"{name} must be even (RoPE turns pairs of features), got {value}")
-    return value
-
-
 def _positive(name, value):
     value = _validate.finite_real(name, value)
     if value <= 0:
         raise ValueError(f"{name} must be a finite number > 0, got {value}")
     return value
-
-
-def _flag(name, value):
-    if not isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{name} must be True or False, got {value!r}")
-    return bool(value)
 
 
 def _scaling(scaling):
@@ -134,7 +121,7 @@ def rope_frequencies(head_dim, *, base=10000.0, scaling=None):
           Llama 3.1: wavelengths below L/high_freq_factor untouched, above L/low_freq_factor divided
           by s, and in between smooth = (L/wavelength - low)/(high - low) blends the two.
     """
-    head_dim = _even_dim("head_dim", head_dim)
+    head_dim = _validate.even_int("head_dim", head_dim, "RoPE turns pairs of features")
     return _frequencies(head_dim, _validate.base(base), _scaling(scaling))
 
 
@@ -250,7 +237,7 @@ class RotaryEmbedding(nn.Module):
 
     def __init__(self, head_dim, *, base=10000.0, layout="half", rotary_dim=None, scaling=None):
         super().__init__()
-        self.head_dim = _even_dim("head_dim", head_dim)
+        self.head_dim = _validate.even_int("head_dim", head_dim, "RoPE turns pairs of features")
         self.rotary_dim = _rotary_dim(rotary_dim, self.head_dim)
         self.base = _validate.base(base)
         self.layout = _validate.choice("layout", layout, ROPE_LAYOUTS)
@@ -328,7 +315,7 @@ def alibi_bias(n, num_heads, *, causal=True):
     causal=False gives the symmetric -slope * |i - j| everywhere.
     """
     n = _validate.count("n", n)
-    causal = _flag("causal", causal)
+    causal = _validate.flag("causal", causal)
     slopes = alibi_slopes(num_heads)
     offsets = np.arange(n)
     distance = np.abs(offsets[:, None] - offsets[None, :]).astype(np.float64)
@@ -357,7 +344,7 @@ def t5_relative_bucket(relative_position, *, bidirectional=True, num_buckets=32,
     if positions.dtype == bool or not np.issubdtype(positions.dtype, np.integer):
         raise TypeError(f"relative_position must hold integers (key_pos - query_pos), got dtype {positions.dtype}")
     buckets = _validate.positive_int("num_buckets", num_buckets)
-    bidirectional = _flag("bidirectional", bidirectional)
+    bidirectional = _validate.flag("bidirectional", bidirectional)
     if bidirectional:
         if buckets % 2 or buckets < 4:
             raise ValueError(f"num_buckets must be an even int >= 4 when bidirectional (two halves), got {buckets}")

@@ -1,4 +1,7 @@
-"""Shared by every test: figures render off-screen and are closed after each test."""
+"""Shared by every test: off-screen figures, closed after each test; one Chromium for the browser tests."""
+
+import os
+import shutil
 
 import matplotlib
 
@@ -12,3 +15,50 @@ import pytest  # noqa: E402
 def _close_figures():
     yield
     plt.close("all")
+
+
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
+
+def _ci():
+    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
+
+
+def _no_browser(reason):
+    """Skip on a developer machine without a browser; fail in CI, where the browser is required."""
+    if _ci():
+        pytest.fail(f"CI is set and the browser test cannot run: {reason}", pytrace=False)
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """One headless Chromium per test process (Debian's package, never a playwright download).
+
+    Used by the browser tests (test_browser.py, test_book.py): without Chromium they skip on a
+    laptop and fail in CI (the environment variable CI set).
+    """
+    executable = shutil.which("chromium") or shutil.which("chromium-browser")
+    if executable is None:
+        _no_browser("chromium is not on PATH (bash .ci/install_chromium.sh installs it)")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError as error:
+        _no_browser(f"playwright is not installed: {error}")
+    manager = sync_playwright().start()
+    try:
+        try:
+            chromium = manager.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
+        except Exception as error:  # noqa: BLE001 - any launch failure means "no browser"
+            _no_browser(f"chromium at {executable} did not start: {error}")
+        yield chromium
+        chromium.close()
+    finally:
+        manager.stop()

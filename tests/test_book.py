@@ -20,9 +20,7 @@ import functools
 import hashlib
 import http.server
 import json
-import os
 import re
-import shutil
 import subprocess
 import sys
 import threading
@@ -39,14 +37,6 @@ BOOK = ROOT / "docs" / "book"
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 SOLUTIONS = sorted((ROOT / "notebooks" / "solutions").glob("[0-9][0-9]_*.ipynb"))
 BUILD_S = 300
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 # Outputs MyST-NB would show instead of an image/png of the same bundle (conf.py leaves the widget view out).
 RICHER_THAN_PNG = ("text/html", "image/svg+xml", "application/javascript")
@@ -197,17 +187,6 @@ def test_launch_buttons_open_the_notebook_in_the_repository(html):
         assert f"urlpath=lab/tree/positional-encoding-interactively/{path}&branch=main" in hub[0], hub[0]
 
 
-def _ci():
-    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
-
-
-def _no_browser(reason):
-    """Skip on a developer machine without a browser; fail in CI, where the browser is required."""
-    if _ci():
-        pytest.fail(f"CI is set and the browser test cannot run: {reason}", pytrace=False)
-    pytest.skip(reason)
-
-
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
     def log_message(self, *args):
         pass
@@ -223,28 +202,6 @@ def served(html):
     yield f"http://127.0.0.1:{server.server_address[1]}"
     server.shutdown()
     server.server_close()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    """Headless Chromium (Debian's package, not a playwright download)."""
-    executable = shutil.which("chromium") or shutil.which("chromium-browser")
-    if executable is None:
-        _no_browser("chromium is not on PATH (bash .ci/install_chromium.sh installs it)")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError as error:
-        _no_browser(f"playwright is not installed: {error}")
-    manager = sync_playwright().start()
-    try:
-        try:
-            chromium = manager.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
-        except Exception as error:  # noqa: BLE001 - any launch failure means "no browser"
-            _no_browser(f"chromium at {executable} did not start: {error}")
-        yield chromium
-        chromium.close()
-    finally:
-        manager.stop()
 
 
 JS_FIGURES = """() => Array.from(document.querySelectorAll("article .cell_output img")).map(img => {

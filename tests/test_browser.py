@@ -38,14 +38,6 @@ ROOT = Path(__file__).resolve().parent.parent
 # PE_NOTEBOOK_DIR points the test at another folder of notebooks (used to develop the test itself).
 NOTEBOOK_DIR = Path(os.environ.get("PE_NOTEBOOK_DIR", ROOT / "notebooks")).resolve()
 NOTEBOOKS = sorted(NOTEBOOK_DIR.glob("[0-9][0-9]_*.ipynb"))
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 # JupyterLab settings for the test server: every cell attached to the DOM (no windowing, so
 # the page can be inspected as a whole), no news or update checks (no internet here).
 LAB_SETTINGS = {
@@ -194,17 +186,6 @@ JS_DECK_STATE = """async (explorerCells) => {
 }"""
 
 
-def _ci():
-    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
-
-
-def _no_browser(reason):
-    """Skip on a developer machine without a browser; fail in CI, where the browser is required."""
-    if _ci():
-        pytest.fail(f"CI is set and the browser test cannot run: {reason}", pytrace=False)
-    pytest.skip(reason)
-
-
 def _free_port():
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -277,28 +258,6 @@ def lab_server():
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait(timeout=10)
-
-
-@pytest.fixture(scope="session")
-def browser():
-    """One headless Chromium for the whole session (Debian's package, not a playwright download)."""
-    executable = shutil.which("chromium") or shutil.which("chromium-browser")
-    if executable is None:
-        _no_browser("chromium is not on PATH (bash .ci/install_chromium.sh installs it)")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError as error:
-        _no_browser(f"playwright is not installed: {error}")
-    manager = sync_playwright().start()
-    try:
-        try:
-            chromium = manager.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
-        except Exception as error:  # noqa: BLE001 - any launch failure means "no browser"
-            _no_browser(f"chromium at {executable} did not start: {error}")
-        yield chromium
-        chromium.close()
-    finally:
-        manager.stop()
 
 
 @pytest.fixture(scope="session")
