@@ -11,7 +11,7 @@ import torch
 
 from . import _validate, analysis, encodings, experiments
 from .data import load_minilm_embeddings
-from .explorer import Explorer
+from .explorer import Explorer, TrainingProgress  # noqa: F401 (notebook 05 calls ch05.TrainingProgress)
 from .figures import floats, heatmap, new_axes, style_figsize
 from .grading import Feedback, as_numbers, hint_level, run_safely, tolerance_for, with_hints
 
@@ -247,32 +247,6 @@ class PositionSimilarityExplorer(Explorer):
 
     def animated_artists(self):
         return (*self._lines.values(), self._here, self._zero, self._ax.title, self._text)
-
-
-class TrainingProgress:
-    """A progress bar for pe_lib.experiments.train: display it, then pass `progress=bar.track(name)` to each run."""
-
-    def __init__(self, total_steps, description="training"):
-        self.bar = widgets.IntProgress(value=0, min=0, max=_validate.positive_int("total_steps", total_steps))
-        self.bar.description = _validate.text("description", description)
-        self.label = widgets.Label(value="")
-        self.widget = widgets.HBox([self.bar, self.label])
-
-    def track(self, name):
-        """A callback progress(step, steps, loss) that moves the bar on from where it stands now."""
-        offset = self.bar.value
-
-        def progress(step, steps, loss):
-            self.bar.value = min(self.bar.max, offset + step)
-            self.label.value = f"{name}: step {step}/{steps}, loss {loss:.3f}"
-
-        return progress
-
-    def _repr_mimebundle_(self, **kwargs):
-        bundle = self.widget._repr_mimebundle_(**kwargs)
-        # Static pages (GitHub, nbviewer, the book) cannot show the bar: say what it was, not "HBox(...)".
-        bundle["text/plain"] = f"<training progress bar, {self.bar.max} steps in all; live when the notebook runs>"
-        return bundle
 
 
 def _cosine_matrix(table, axis=1):

@@ -265,7 +265,7 @@ def position_table(model):
 
 
 @contextlib.contextmanager
-def _reproducible(threads):
+def reproducible(threads):
     """Fixed thread count, deterministic algorithms and a private torch RNG; the caller's state comes back."""
     old_threads = torch.get_num_threads()
     old_deterministic = torch.are_deterministic_algorithms_enabled()
@@ -308,7 +308,7 @@ def train(positional, config=None, *, regime="from_zero", seed=0, progress=None)
     if progress is not None and not callable(progress):
         raise TypeError(f"progress must be a function progress(step, steps, loss) or None, got {progress!r}")
     # Training needs gradients even when the caller is inside torch.no_grad() or inference_mode().
-    with _reproducible(config.threads), torch.inference_mode(False), torch.enable_grad():
+    with reproducible(config.threads), torch.inference_mode(False), torch.enable_grad():
         torch.manual_seed(seed)
         model = build_model(positional, config)
         data = torch.Generator().manual_seed(1_000_003 + seed)
@@ -338,7 +338,7 @@ def train(positional, config=None, *, regime="from_zero", seed=0, progress=None)
     return Trained(model, positional, regime, seed, config, losses, seconds)
 
 
-def _accuracy(hits, mask):
+def masked_accuracy(hits, mask):
     return float(hits[mask].float().mean()) if bool(mask.any()) else float("nan")
 
 
@@ -353,7 +353,7 @@ def evaluate(trained):
     and per_position: a list of test_len accuracies on the long sequences (None where no target).
     """
     config = trained.config
-    with _reproducible(config.threads), torch.no_grad():
+    with reproducible(config.threads), torch.no_grad():
         data = torch.Generator().manual_seed(EVAL_SEED)
         short, short_targets = make_batch(config, config.eval_size, config.train_len, data)
         long, long_targets = make_batch(config, config.eval_size, config.test_len, data)
@@ -364,12 +364,12 @@ def evaluate(trained):
     has_target = long_targets != IGNORE
     first = torch.zeros_like(has_target)
     first[:, : config.train_len] = True
-    per_position = [_accuracy(long_hits[:, i], has_target[:, i]) for i in range(config.test_len)]
+    per_position = [masked_accuracy(long_hits[:, i], has_target[:, i]) for i in range(config.test_len)]
     return {
-        "in_distribution": _accuracy(short_hits, short_targets != IGNORE),
-        "longer_first": _accuracy(long_hits, has_target & first),
-        "longer_rest": _accuracy(long_hits, has_target & ~first),
-        "unseen_window": _accuracy(far_hits, far_targets != IGNORE),
+        "in_distribution": masked_accuracy(short_hits, short_targets != IGNORE),
+        "longer_first": masked_accuracy(long_hits, has_target & first),
+        "longer_rest": masked_accuracy(long_hits, has_target & ~first),
+        "unseen_window": masked_accuracy(far_hits, far_targets != IGNORE),
         "per_position": [None if np.isnan(a) else a for a in per_position],
     }
 
@@ -384,7 +384,7 @@ def baselines(config=None):
     levels = {}
     for name, seq_len in (("in_distribution", config.train_len), ("longer", config.test_len)):
         tokens, targets = make_batch(config, config.eval_size, seq_len, data)
-        levels[name] = _accuracy(order_blind_guess(tokens) == targets, targets != IGNORE)
+        levels[name] = masked_accuracy(order_blind_guess(tokens) == targets, targets != IGNORE)
     return {"chance": 1.0 / config.vocab_size, "order_blind": levels}
 
 
@@ -393,13 +393,13 @@ def baselines(config=None):
 METRICS = ("in_distribution", "longer_first", "longer_rest", "unseen_window")
 
 
-def _round(value, digits=6):
+def rounded(value, digits=6):
     if isinstance(value, float):
         return round(value, digits)
     if isinstance(value, dict):
-        return {key: _round(item, digits) for key, item in value.items()}
+        return {key: rounded(item, digits) for key, item in value.items()}
     if isinstance(value, list | tuple):
-        return [_round(item, digits) for item in value]
+        return [rounded(item, digits) for item in value]
     return value
 
 
@@ -433,7 +433,7 @@ def _one_run(config, regime, variant, seed):
     run = {"positional": variant, "regime": regime, "seed": seed, **evaluate(trained)}
     run["early_loss"] = float(trained.losses[: len(trained.losses) // 3].mean())  # how long it sat on the plateau
     run["final_loss"] = float(trained.losses[-20:].mean())
-    return _round(run), trained.seconds
+    return rounded(run), trained.seconds
 
 
 def run_sweep(config=None, *, seeds=SWEEP_SEEDS, variants=VARIANTS, regimes=REGIMES, progress=None, jobs=1):
@@ -474,8 +474,8 @@ def run_sweep(config=None, *, seeds=SWEEP_SEEDS, variants=VARIANTS, regimes=REGI
         "config": dataclasses.asdict(config),
         "seeds": seeds,
         "regimes": regimes,
-        "baselines": _round(baselines(config)),
-        "summary": _round(summarize(runs)),
+        "baselines": rounded(baselines(config)),
+        "summary": rounded(summarize(runs)),
         "runs": runs,
     }
 

@@ -30,7 +30,7 @@ import matplotlib.pyplot as plt
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.layout_engine import PlaceHolderLayoutEngine
 
-from . import _png
+from . import _png, _validate
 from .figures import decoration_margins, freeze_layout, widest_margins
 
 
@@ -356,6 +356,32 @@ def _check_control_value(name, control, value):
     elif isinstance(control, widgets.Text | widgets.Combobox):
         if not isinstance(value, str):
             raise ValueError(f"{name} must be a string, got {value!r}")
+
+
+class TrainingProgress:
+    """A progress bar for pe_lib.experiments.train: display it, then pass `progress=bar.track(name)` to each run."""
+
+    def __init__(self, total_steps, description="training"):
+        self.bar = widgets.IntProgress(value=0, min=0, max=_validate.positive_int("total_steps", total_steps))
+        self.bar.description = _validate.text("description", description)
+        self.label = widgets.Label(value="")
+        self.widget = widgets.HBox([self.bar, self.label])
+
+    def track(self, name):
+        """A callback progress(step, steps, loss) that moves the bar on from where it stands now."""
+        offset = self.bar.value
+
+        def progress(step, steps, loss):
+            self.bar.value = min(self.bar.max, offset + step)
+            self.label.value = f"{name}: step {step}/{steps}, loss {loss:.3f}"
+
+        return progress
+
+    def _repr_mimebundle_(self, **kwargs):
+        bundle = self.widget._repr_mimebundle_(**kwargs)
+        # Static pages (GitHub, nbviewer, the book) cannot show the bar: say what it was, not "HBox(...)".
+        bundle["text/plain"] = f"<training progress bar, {self.bar.max} steps in all; live when the notebook runs>"
+        return bundle
 
 
 def slider_names(explorer):

@@ -1,0 +1,620 @@
+"""Length generalisation, measured: which position methods carry a relative rule past the trained length.
+
+Two causal tasks whose rule is relative (it reads the same at every position):
+    shift:     at position i >= k, output the token k places earlier, x[i - k];
+    local_max: at position i >= w - 1, output the largest of the last w tokens, max(x[i-w+1..i]).
+
+The model: a tiny causal decoder (pre-norm layers, causal attention, a linear read-out per
+position) with one of seven ways to know positions:
+    none          no positions at all (a causal mask still lets a model count: NoPE)
+    learned       a trained table of rows, added to the token embeddings
+    sinusoidal    the fixed sinusoidal table, added
+    rope          rotary positions in every layer, base 10^4
+    rope_1e6      the same with base 10^6 (lower frequencies: fewer pairs turn within the training length)
+    alibi         a fixed per-head linear penalty -slope * distance on the logits (Press et al. 2022)
+    t5            a learned scalar per head and distance bucket (Raffel et al. 2020), shared by the layers
+
+Every model trains on sequences of train_len tokens from position 0, then is tested on sequences of
+train_len (in distribution), 2 * train_len and 4 * train_len, scored on the positions past
+train_len, and on a window of train_len tokens placed at unseen positions.
+
+Context extension: a trained RoPE model is run at a longer length with its frequencies rescaled
+(pe_lib.rope_frequencies' scaling: position interpolation, NTK-aware, YaRN, Llama 3.1), zero-shot
+and after a few fine-tuning steps at that length.
+
+    python -m pe_lib.extrapolation [--jobs 2]   # the sweep -> pe_lib/data/length_generalisation.json
+    python -m pe_lib.extrapolation --check      # rerun it and compare with the committed file
+"""
+
+import argparse
+import concurrent.futures
+import copy
+import dataclasses
+import json
+import math
+import multiprocessing
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+from torch import nn
+
+from . import _validate
+from .data import load_json
+from .encodings import sinusoidal_encoding
+from .experiments import IGNORE, masked_accuracy, reproducible, results_json, rounded
+from .relative import RotaryEmbedding, alibi_slopes, rope_frequencies, t5_relative_bucket, yarn_attention_scale
+
+VARIANTS = ("none", "learned", "sinusoidal", "rope", "rope_1e6", "alibi", "t5")
+ROPE_BASES = {"rope": 1e4, "rope_1e6": 1e6}
+TASKS = ("shift", "local_max")
+EXTENSIONS = ("none", "linear", "ntk", "yarn", "llama3")  # "none": the trained frequencies, unchanged
+METRICS = ("in_distribution", "at_2x", "at_4x", "unseen_window")
+FACTORS = (2, 4)  # context extension: run at 2x and 4x the trained length (the tests at_2x, at_4x)
+EVAL_SEED = 2_147_483_647
+SWEEP_SEEDS = (0, 1, 2, 3, 4)
+RESULTS_FILE = "length_generalisation.json"
+RESULTS_PATH = Path(__file__).resolve().parent / "data" / RESULTS_FILE
+
+
+@dataclasses.dataclass(frozen=True)
+class Config:
+    """Everything that defines one run except the task, the position method and the seed."""
+
+    shift: int = 3  # k of the shift task
+    window: int = 3  # w of the local_max task
+    vocab_size: int = 16
+    train_len: int = 16
+    d_model: int = 32
+    num_heads: int = 4  # head size 8: four RoPE pairs; ALiBi slopes 1/4 .. 1/256
+    num_layers: int = 2
+    dim_feedforward: int = 64
+    steps: int = 1000
+    batch_size: int = 32
+    lr: float = 3e-3
+    eval_size: int = 256
+    threads: int = 1
+    t5_buckets: int = 16  # T5's 32 buckets / max distance 128 at a 512-token context, scaled to this toy
+    t5_max_distance: int = 32
+    finetune_steps: tuple = (40, 150)  # context extension: tested after this many steps at the longer length
+    finetune_lr: float = 1e-3
+
+    def __post_init__(self):
+        for name in ("shift", "window", "vocab_size", "train_len", "d_model", "num_heads", "num_layers"):
+            _validate.positive_int(name, getattr(self, name))
+        for name in ("dim_feedforward", "steps", "batch_size", "eval_size", "threads", "t5_buckets"):
+            _validate.positive_int(name, getattr(self, name))
+        _validate.positive_int("t5_max_distance", self.t5_max_distance)
+        steps = [_validate.positive_int("finetune_steps", n) for n in self.finetune_steps]
+        if steps != sorted(set(steps)):
+            raise ValueError(f"finetune_steps must be increasing step counts, got {self.finetune_steps}")
+        if max(self.shift, self.window) >= self.train_len:
+            raise ValueError(
+                f"shift and window must be smaller than train_len={self.train_len}, got {self.shift} and {self.window}"
+            )
+        if self.d_model % self.num_heads or (self.d_model // self.num_heads) % 4:
+            raise ValueError(
+                f"d_model={self.d_model} must split into num_heads={self.num_heads} heads of a size divisible by 4 "
+                "(rotary positions turn pairs, NTK scaling needs two pairs)"
+            )
+        for name in ("lr", "finetune_lr"):
+            if not _validate.finite_real(name, getattr(self, name)) > 0:
+                raise ValueError(f"{name} must be positive, got {getattr(self, name)}")
+
+    @property
+    def max_position(self):
+        """Rows of the position tables: the longest test, 4 * train_len."""
+        return 4 * self.train_len
+
+    @property
+    def unseen_start(self):
+        """The unseen-window test: train_len tokens at positions 3 * train_len .. 4 * train_len - 1."""
+        return 3 * self.train_len
+
+
+def _config(config):
+    if config is None:
+        return Config()
+    if not isinstance(config, Config):
+        raise TypeError(f"config must be a pe_lib.extrapolation.Config (or None), got {type(config).__name__}")
+    return config
+
+
+# --- the tasks ------------------------------------------------------------------------------
+
+
+def task_targets(tokens, task, config=None):
+    """Targets for tokens (batch, seq) int64: same shape, IGNORE where the rule has no answer yet."""
+    config = _config(config)
+    task = _validate.choice("task", task, TASKS)
+    if not isinstance(tokens, torch.Tensor) or tokens.dim() != 2 or tokens.is_floating_point():
+        raise ValueError(
+            f"tokens must be a 2-D integer torch tensor (batch, seq), got {getattr(tokens, 'shape', tokens)!r}"
+        )
+    targets = torch.full_like(tokens, IGNORE)
+    if task == "shift":
+        k = config.shift
+        targets[:, k:] = tokens[:, :-k]
+    else:
+        w = config.window
+        targets[:, w - 1 :] = tokens.unfold(1, w, 1).amax(-1)
+    return targets
+
+
+def make_batch(task, config, batch_size, seq_len, generator):
+    tokens = torch.randint(0, config.vocab_size, (batch_size, seq_len), generator=generator)
+    return tokens, task_targets(tokens, task, config)
+
+
+# --- the model ------------------------------------------------------------------------------
+
+
+class DecoderLayer(nn.Module):
+    """Pre-norm causal self-attention and feed-forward, each with a residual.
+
+    forward(x (batch, seq, d), positions (seq,) int64, bias (heads, seq, seq) or None): rotary
+    (a RotaryEmbedding or None) turns q and k; bias is added to the logits (ALiBi, T5);
+    logit_scale multiplies the logits (YaRN's temperature).
+    """
+
+    def __init__(self, d_model, num_heads, dim_feedforward, rotary=None):
+        super().__init__()
+        self.num_heads = num_heads
+        self.norm_attention = nn.LayerNorm(d_model)
+        self.qkv = nn.Linear(d_model, 3 * d_model)
+        self.out = nn.Linear(d_model, d_model)
+        self.norm_feedforward = nn.LayerNorm(d_model)
+        self.feedforward = nn.Sequential(
+            nn.Linear(d_model, dim_feedforward), nn.ReLU(), nn.Linear(dim_feedforward, d_model)
+        )
+        self.rotary = rotary
+        self.logit_scale = 1.0
+
+    def forward(self, x, positions, bias=None):
+        batch, seq, d_model = x.shape
+        heads = self.qkv(self.norm_attention(x)).view(batch, seq, 3, self.num_heads, -1).permute(2, 0, 3, 1, 4)
+        q, k, v = heads[0], heads[1], heads[2]
+        if self.rotary is not None:
+            q, k = self.rotary(q, k, None if positions[0] == 0 else positions)
+        scale = self.logit_scale / math.sqrt(q.shape[-1])
+        if bias is None:
+            attended = nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True, scale=scale)
+        else:
+            attended = nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=bias, scale=scale)
+        x = x + self.out(attended.transpose(1, 2).reshape(batch, seq, d_model))
+        return x + self.feedforward(self.norm_feedforward(x))
+
+
+def extension_scaling(method, factor, original):
+    """The rope-scaling dict a model config would carry for `method` at `factor` (None for "none").
+
+    original: the trained context length (YaRN's and Llama 3.1's original_max_position_embeddings);
+    Llama 3.1's bands are its published low_freq_factor 1 and high_freq_factor 4.
+    """
+    method = _validate.choice("method", method, EXTENSIONS)
+    if method == "none":
+        return None
+    scaling = {"rope_type": method, "factor": float(factor)}
+    if method in ("yarn", "llama3"):
+        scaling["original_max_position_embeddings"] = original
+    if method == "llama3":
+        scaling.update(low_freq_factor=1.0, high_freq_factor=4.0)
+    return scaling
+
+
+def _causal_bias(seq, num_heads):
+    """(heads, seq, seq): 0 on and below the diagonal, -inf above (the causal mask as a bias)."""
+    future = torch.ones(seq, seq, dtype=torch.bool).triu(1)
+    return torch.zeros(num_heads, seq, seq).masked_fill(future, float("-inf"))
+
+
+class TinyDecoder(nn.Module):
+    """Token ids (batch, seq) -> logits (batch, seq, vocab); forward(tokens, start=0) places them at start.."""
+
+    def __init__(self, positional, config):
+        super().__init__()
+        self.positional = _validate.choice("positional", positional, VARIANTS)
+        self.config = config
+        d, heads = config.d_model, config.num_heads
+        self.embedding = nn.Embedding(config.vocab_size, d)
+        nn.init.normal_(self.embedding.weight, std=d**-0.5)  # times sqrt(d) below: unit-size token vectors
+        if positional == "learned":
+            self.position = nn.Embedding(config.max_position, d)
+            nn.init.normal_(self.position.weight, std=0.02)
+        elif positional == "sinusoidal":
+            table = torch.from_numpy(sinusoidal_encoding(config.max_position, d, dtype=np.float32))
+            self.register_buffer("position_rows", table, persistent=False)
+        elif positional == "alibi":
+            self.register_buffer("slopes", torch.from_numpy(alibi_slopes(heads)).float(), persistent=False)
+        elif positional == "t5":
+            self.buckets = nn.Embedding(config.t5_buckets, heads)
+        self.layers = nn.ModuleList(
+            DecoderLayer(d, heads, config.dim_feedforward, rotary=self._rotary()) for _ in range(config.num_layers)
+        )
+        self.norm = nn.LayerNorm(d)
+        self.head = nn.Linear(d, config.vocab_size)
+
+    def _rotary(self):
+        if self.positional not in ROPE_BASES:
+            return None
+        head_dim = self.config.d_model // self.config.num_heads
+        return RotaryEmbedding(head_dim, base=ROPE_BASES[self.positional], layout="half")
+
+    def _bias(self, seq):
+        """The additive logit bias (heads, seq, seq) with the causal mask in it, or None (is_causal is used)."""
+        if self.positional not in ("alibi", "t5"):
+            return None
+        offsets = torch.arange(seq)
+        distance = (offsets[:, None] - offsets[None, :]).clamp(min=0)  # how far back the key is
+        causal = _causal_bias(seq, self.config.num_heads)
+        if self.positional == "alibi":
+            return causal - self.slopes[:, None, None] * distance
+        buckets = torch.from_numpy(
+            t5_relative_bucket(
+                -distance.numpy(),
+                bidirectional=False,
+                num_buckets=self.config.t5_buckets,
+                max_distance=self.config.t5_max_distance,
+            )
+        )
+        return causal + self.buckets(buckets).permute(2, 0, 1)
+
+    def forward(self, tokens, start=0):
+        seq = tokens.shape[1]
+        if start + seq > self.config.max_position and self.positional in ("learned", "sinusoidal"):
+            raise ValueError(f"positions {start}..{start + seq - 1} do not fit the table of {self.config.max_position}")
+        positions = torch.arange(start, start + seq)
+        x = self.embedding(tokens) * math.sqrt(self.config.d_model)
+        if self.positional == "learned":
+            x = x + self.position(positions)
+        elif self.positional == "sinusoidal":
+            x = x + self.position_rows[positions]
+        bias = self._bias(seq)
+        for layer in self.layers:
+            x = layer(x, positions, bias)
+        return self.head(self.norm(x))
+
+    def extended(self, method, factor):
+        """A copy of this RoPE model whose frequencies are rescaled by `method` for `factor` x the trained length."""
+        if self.positional not in ROPE_BASES:
+            raise ValueError(f"only RoPE models can be extended, this one has positional={self.positional!r}")
+        method = _validate.choice("method", method, EXTENSIONS)
+        factor = _validate.finite_real("factor", factor)
+        scaling = extension_scaling(method, factor, self.config.train_len)
+        head_dim = self.config.d_model // self.config.num_heads
+        theta = rope_frequencies(head_dim, base=ROPE_BASES[self.positional], scaling=scaling)
+        # YaRN's temperature: q and k each times 0.1 ln s + 1, so the logits by its square.
+        return self.retuned(theta, logit_scale=yarn_attention_scale(factor) ** 2 if method == "yarn" else 1.0)
+
+    def retuned(self, theta, *, logit_scale=1.0):
+        """A copy of this RoPE model that turns its pairs at the frequencies `theta` (head_dim // 2,) instead."""
+        if self.positional not in ROPE_BASES:
+            raise ValueError(f"only RoPE models can be retuned, this one has positional={self.positional!r}")
+        pairs = self.config.d_model // self.config.num_heads // 2
+        theta = np.asarray(theta, dtype=np.float64)
+        if theta.shape != (pairs,) or not np.all(np.isfinite(theta)):
+            raise ValueError(f"theta must hold {pairs} finite frequencies, one per pair, got shape {theta.shape}")
+        model = copy.deepcopy(self)
+        for layer in model.layers:
+            layer.rotary = model._rotary()
+            layer.rotary.theta = theta.copy()  # RotaryEmbedding builds its cos/sin cache from theta on first use
+            layer.logit_scale = logit_scale
+        return model
+
+
+# --- training and tests -----------------------------------------------------------------------
+
+
+@dataclasses.dataclass
+class Trained:
+    model: TinyDecoder
+    task: str
+    positional: str
+    seed: int
+    config: Config
+    losses: np.ndarray
+    seconds: float
+
+
+def _fit(model, task, config, *, steps, lr, seq_len, data, progress=None, warmup=True, after_step=None):
+    """Adam with gradients clipped at 1; a warm-up and linear decay when warmup, else a constant rate.
+
+    after_step, if given, is called as after_step(step) after every step (1-based).
+    """
+    optimizer = torch.optim.Adam(model.parameters(), lr=lr)
+    ramp = max(1, steps // 10)
+    schedule = torch.optim.lr_scheduler.LambdaLR(
+        optimizer, (lambda s: min((s + 1) / ramp, (steps - s) / (steps - ramp + 1))) if warmup else (lambda s: 1.0)
+    )
+    losses = np.empty(steps)
+    model.train()
+    for step in range(steps):
+        tokens, targets = make_batch(task, config, config.batch_size, seq_len, data)
+        loss = nn.functional.cross_entropy(model(tokens).reshape(-1, config.vocab_size), targets.reshape(-1))
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+        schedule.step()
+        losses[step] = loss.item()
+        if progress is not None and ((step + 1) % 10 == 0 or step + 1 == steps):
+            progress(step + 1, steps, losses[step])
+        if after_step is not None:
+            after_step(step + 1)
+    model.eval()
+    return losses
+
+
+def train(positional, task="shift", config=None, *, seed=0, progress=None):
+    """Train a TinyDecoder on `task` at config.train_len from position 0; return a Trained.
+
+    progress, if given, is called as progress(step, steps, loss) every 10 steps and at the end.
+    """
+    config = _config(config)
+    positional = _validate.choice("positional", positional, VARIANTS)
+    task = _validate.choice("task", task, TASKS)
+    seed = _validate.count("seed", seed)
+    if progress is not None and not callable(progress):
+        raise TypeError(f"progress must be a function progress(step, steps, loss) or None, got {progress!r}")
+    with reproducible(config.threads), torch.inference_mode(False), torch.enable_grad():
+        torch.manual_seed(seed)
+        model = TinyDecoder(positional, config)
+        data = torch.Generator().manual_seed(1_000_003 + seed)
+        start = time.perf_counter()
+        losses = _fit(
+            model,
+            task,
+            config,
+            steps=config.steps,
+            lr=config.lr,
+            seq_len=config.train_len,
+            data=data,
+            progress=progress,
+        )
+        seconds = time.perf_counter() - start
+    return Trained(model, task, positional, seed, config, losses, seconds)
+
+
+def _test_sets(task, config):
+    """The fixed test sets, the same for every model: {name: (tokens, targets, start, scored mask)}."""
+    data = torch.Generator().manual_seed(EVAL_SEED + TASKS.index(task))
+    sets = {}
+    for name, seq_len, start in (
+        ("in_distribution", config.train_len, 0),
+        ("at_2x", 2 * config.train_len, 0),
+        ("at_4x", 4 * config.train_len, 0),
+        ("unseen_window", config.train_len, config.unseen_start),
+    ):
+        tokens, targets = make_batch(task, config, config.eval_size, seq_len, data)
+        scored = targets != IGNORE
+        if name.startswith("at_"):
+            scored[:, : config.train_len] = False  # only the positions past the trained length
+        sets[name] = (tokens, targets, start, scored)
+    return sets
+
+
+def evaluate(model, task, config):
+    """Accuracies in [0, 1] on the four test sets (METRICS), and per_position: accuracy at each position of 4x."""
+    config = _config(config)
+    with reproducible(config.threads), torch.no_grad():
+        results, per_position = {}, None
+        for name, (tokens, targets, start, scored) in _test_sets(task, config).items():
+            hits = model(tokens, start).argmax(-1) == targets
+            results[name] = masked_accuracy(hits, scored)
+            if name == "at_4x":
+                valid = targets != IGNORE
+                per_position = [masked_accuracy(hits[:, i], valid[:, i]) for i in range(tokens.shape[1])]
+    results["per_position"] = [None if np.isnan(a) else a for a in per_position]
+    return results
+
+
+def majority_baseline(task, config=None):
+    """Accuracy of always giving the most common answer of the in-distribution test set (a floor to beat).
+
+    For shift that is about chance, 1 / vocab_size; local_max favours large tokens (the largest id
+    is the answer for about 1 - (15/16)**3 = 18% of the positions with 16 ids).
+    """
+    config = _config(config)
+    _, targets, _, scored = _test_sets(_validate.choice("task", task, TASKS), config)["in_distribution"]
+    answers = targets[scored]
+    return float((answers == answers.mode().values).float().mean())
+
+
+def extend_and_finetune(trained, method, factor, *, seed=0):
+    """Accuracy past train_len at factor x train_len after rescaling RoPE by `method`: zero-shot, then after
+    each count of config.finetune_steps steps of fine-tuning at that length (constant learning rate).
+
+    Returns {"zero_shot": float, "after_40": float, ...} (one "after_N" per fine-tuning checkpoint).
+    """
+    config = trained.config
+    method = _validate.choice("method", method, EXTENSIONS)
+    factor = _validate.one_of("factor", factor, FACTORS)
+    model = trained.model.extended(method, factor)
+    test = "at_2x" if factor == 2 else "at_4x"
+    scores = {"zero_shot": evaluate(model, trained.task, config)[test]}
+
+    def checkpoint(step):
+        if step in config.finetune_steps:
+            model.eval()
+            scores[f"after_{step}"] = evaluate(model, trained.task, config)[test]
+            model.train()
+
+    with reproducible(config.threads), torch.inference_mode(False), torch.enable_grad():
+        torch.manual_seed(seed)
+        data = torch.Generator().manual_seed(2_000_003 + seed)
+        _fit(
+            model,
+            trained.task,
+            config,
+            steps=config.finetune_steps[-1],
+            lr=config.finetune_lr,
+            seq_len=factor * config.train_len,
+            data=data,
+            warmup=False,
+            after_step=checkpoint,
+        )
+    return scores
+
+
+# --- the sweep ------------------------------------------------------------------------------
+
+
+def _stats(values):
+    values = np.asarray(values, dtype=float)
+    std = float(values.std(ddof=1)) if len(values) > 1 else 0.0
+    return {"mean": float(values.mean()), "std": std, "min": float(values.min()), "max": float(values.max())}
+
+
+def summarize(runs):
+    """summary[task][variant][metric] and summary[task]["extension"][method][factor][when]: mean, std (ddof=1),
+    min, max over the seeds; summary[task][variant]["per_position_mean"] at 4x the trained length."""
+    summary = {}
+    for task, variant in dict.fromkeys((run["task"], run["positional"]) for run in runs):
+        rows = [run for run in runs if run["task"] == task and run["positional"] == variant]
+        cell = summary.setdefault(task, {}).setdefault(variant, {})
+        for metric in (*METRICS, "final_loss"):
+            cell[metric] = _stats([run[metric] for run in rows])
+        per_position = np.array([[np.nan if a is None else a for a in run["per_position"]] for run in rows])
+        cell["per_position_mean"] = [None if np.isnan(a) else float(a) for a in per_position.mean(axis=0)]
+        extended = [run["extension"] for run in rows if "extension" in run]
+        if extended:
+            summary[task]["extension"] = {
+                method: {
+                    factor: {
+                        when: _stats([e[method][factor][when] for e in extended])
+                        for when in extended[0][method][factor]
+                    }
+                    for factor in extended[0][method]
+                }
+                for method in EXTENSIONS
+            }
+    return summary
+
+
+def one_run(config, task, variant, seed, extend=True):
+    """Train and evaluate one model (and, for RoPE at base 10^4 with extend, its context extensions):
+    its result dict, floats rounded to 6 digits, and its training seconds."""
+    trained = train(variant, task, config, seed=seed)
+    run = {"task": task, "positional": variant, "seed": seed, **evaluate(trained.model, task, config)}
+    run["final_loss"] = float(trained.losses[-20:].mean())
+    if extend and variant == "rope":
+        run["extension"] = {
+            method: {str(f): extend_and_finetune(trained, method, f, seed=seed) for f in FACTORS}
+            for method in EXTENSIONS
+        }
+    return rounded(run), trained.seconds
+
+
+def run_sweep(config=None, *, seeds=SWEEP_SEEDS, tasks=TASKS, variants=VARIANTS, progress=None, jobs=1):
+    """Every task x variant x seed (+ RoPE's extensions); a JSON-ready dict, the same for any jobs.
+
+    progress, if given, is called as progress(done, total, run) after each model (run has "seconds").
+    """
+    config = _config(config)
+    seeds = [_validate.count("seed", s) for s in seeds]
+    tasks = [_validate.choice("task", t, TASKS) for t in tasks]
+    variants = [_validate.choice("variant", v, VARIANTS) for v in variants]
+    jobs = _validate.positive_int("jobs", jobs)
+    plan = [(config, task, variant, seed) for task in tasks for variant in variants for seed in seeds]
+    runs = []
+
+    def record(run, seconds):
+        runs.append(run)
+        if progress is not None:
+            progress(len(runs), len(plan), {**run, "seconds": seconds})
+
+    if jobs == 1:
+        for args in plan:
+            record(*one_run(*args))
+    else:
+        context = multiprocessing.get_context("spawn")
+        with concurrent.futures.ProcessPoolExecutor(jobs, mp_context=context) as pool:
+            for run, seconds in pool.map(one_run, *zip(*plan, strict=True)):
+                record(run, seconds)
+    return {
+        "description": "Causal tiny decoder trained at train_len on relative-rule tasks, tested at 2x and 4x the "
+        "length and on unseen positions, for seven position methods; RoPE's context extensions at 2x and 4x",
+        "command": "python -m pe_lib.extrapolation",
+        "torch_version": torch.__version__.split("+")[0],
+        "config": json.loads(json.dumps(dataclasses.asdict(config))),  # tuples as JSON lists
+        "seeds": seeds,
+        "chance": rounded(1.0 / config.vocab_size),
+        "summary": rounded(summarize(runs)),
+        "runs": runs,
+    }
+
+
+def load_results():
+    """The committed sweep (pe_lib/data/length_generalisation.json) as a dict; see run_sweep."""
+    return load_json(RESULTS_FILE)
+
+
+def checkpoints(by_when):
+    """The keys of one extension cell in reading order: "zero_shot", then "after_N" by N (JSON sorts them)."""
+    return sorted(by_when, key=lambda when: -1 if when == "zero_shot" else int(when.split("_")[1]))
+
+
+def print_table(results):
+    """The sweep's means +- standard deviations, one row per task and variant."""
+    print(f"{'task':<10}{'variant':<11}" + "".join(f"{m:>18}" for m in METRICS))
+    for task in (t for t in TASKS if t in results["summary"]):
+        cells = results["summary"][task]
+        for variant in VARIANTS:
+            if variant in cells:
+                m = cells[variant]
+                print(
+                    f"{task:<10}{variant:<11}" + "".join(f"{m[k]['mean']:>11.3f} +- {m[k]['std']:.2f}" for k in METRICS)
+                )
+
+
+def print_extension_table(results):
+    """RoPE's context extensions: mean accuracy past L at 2x and 4x, zero-shot and after fine-tuning steps."""
+    for task in (t for t in TASKS if t in results["summary"]):
+        extension = results["summary"][task].get("extension")
+        if extension is None:
+            continue
+        whens = checkpoints(next(iter(extension["none"].values())))
+        print(f"{task}: RoPE (base 1e4) past L, rescaled; columns: " + ", ".join(whens))
+        for method in EXTENSIONS:
+            row = "".join(
+                f"   {f}x:" + "".join(f"{c[when]['mean']:7.3f}" for when in whens)
+                for f, c in sorted(extension[method].items())
+            )
+            print(f"  {method:<8}{row}")
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description="Run the length-generalisation sweep and write its results file.")
+    parser.add_argument("--seeds", type=int, nargs="+", default=list(SWEEP_SEEDS), help="training seeds")
+    parser.add_argument("--out", type=Path, default=RESULTS_PATH, help="results file (default: %(default)s)")
+    parser.add_argument("--check", action="store_true", help="compare with the file at --out instead of writing it")
+    parser.add_argument("--jobs", type=int, default=1, help="models trained at once (same results for any value)")
+    args = parser.parse_args(argv)
+
+    def report(done, total, run):
+        print(
+            f"[{done:2d}/{total}] {run['task']:<9} {run['positional']:<10} seed {run['seed']}: "
+            + ", ".join(f"{m} {run[m]:.3f}" for m in METRICS)
+            + f"   ({run['seconds']:.1f} s)",
+            flush=True,
+        )
+
+    start = time.perf_counter()
+    results = run_sweep(seeds=args.seeds, progress=report, jobs=args.jobs)
+    print(f"sweep took {time.perf_counter() - start:.0f} s")
+    print_table(results)
+    print_extension_table(results)
+    text = results_json(results)
+    if args.check:
+        same = args.out.exists() and args.out.read_text(encoding="utf-8") == text
+        print(f"{'identical to' if same else 'DIFFERS from'} {args.out}")
+        return 0 if same else 1
+    args.out.write_text(text, encoding="utf-8")
+    print(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,273 @@
+"""pe_lib.extrapolation: the tasks, the causal decoder with seven position methods, context extension, the sweep."""
+
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+import pe_lib
+from pe_lib import extrapolation as ex
+
+ROOT = Path(__file__).resolve().parent.parent
+TINY = ex.Config(train_len=8, shift=2, window=2, steps=20, batch_size=8, eval_size=16, finetune_steps=(2, 4))
+
+
+# --- tasks ----------------------------------------------------------------------------------
+
+
+def test_shift_targets_copy_the_token_k_places_back():
+    tokens = torch.randint(0, 16, (5, 12), generator=torch.Generator().manual_seed(0))
+    targets = ex.task_targets(tokens, "shift", ex.Config())
+    for i in range(12):
+        expected = tokens[:, i - 3] if i >= 3 else torch.full((5,), ex.IGNORE)
+        assert torch.equal(targets[:, i], expected)
+
+
+def test_local_max_targets_are_the_largest_of_the_last_w_tokens():
+    tokens = torch.randint(0, 16, (5, 12), generator=torch.Generator().manual_seed(1))
+    targets = ex.task_targets(tokens, "local_max", ex.Config())
+    for b in range(5):
+        for i in range(12):
+            expected = max(tokens[b, i - 2 : i + 1].tolist()) if i >= 2 else ex.IGNORE
+            assert targets[b, i].item() == expected
+
+
+@pytest.mark.parametrize(
+    "tokens, task, error",
+    [
+        (torch.zeros(4, dtype=torch.long), "shift", ValueError),  # 1-D
+        (torch.zeros(2, 4), "shift", ValueError),  # floats
+        ([[1, 2, 3]], "shift", ValueError),  # not a tensor
+        (torch.zeros(2, 4, dtype=torch.long), "copy", ValueError),
+    ],
+)
+def test_task_targets_reject_bad_input(tokens, task, error):
+    with pytest.raises(error):
+        ex.task_targets(tokens, task)
+
+
+@pytest.mark.parametrize(
+    "changes, message",
+    [
+        ({"shift": 16}, "smaller than train_len"),
+        ({"window": 0}, "window"),
+        ({"num_heads": 3}, "heads"),
+        ({"d_model": 24, "num_heads": 4}, "divisible by 4"),
+        ({"lr": 0.0}, "lr"),
+        ({"finetune_steps": (150, 40)}, "increasing"),
+        ({"finetune_steps": (0,)}, "finetune_steps"),
+        ({"t5_buckets": -1}, "t5_buckets"),
+    ],
+)
+def test_config_rejects_bad_settings(changes, message):
+    with pytest.raises(ValueError, match=message):
+        ex.Config(**changes)
+
+
+def test_config_places_the_tests():
+    config = ex.Config()
+    assert (config.max_position, config.unseen_start) == (64, 48)
+    with pytest.raises(TypeError, match="Config"):
+        ex.train("rope", "shift", {"steps": 3})
+
+
+# --- the model ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("positional", ex.VARIANTS)
+def test_every_variant_is_causal(positional):
+    torch.manual_seed(0)
+    model = ex.TinyDecoder(positional, TINY).eval()
+    tokens = torch.randint(0, TINY.vocab_size, (3, 10))
+    changed = tokens.clone()
+    changed[:, 6:] = (changed[:, 6:] + 1) % TINY.vocab_size  # change only the future of position 5
+    with torch.no_grad():
+        a, b = model(tokens), model(changed)
+    assert a.shape == (3, 10, TINY.vocab_size)
+    assert torch.allclose(a[:, :6], b[:, :6], atol=1e-6)
+    assert not torch.allclose(a[:, 6:], b[:, 6:])
+
+
+@pytest.mark.parametrize("positional", ["none", "rope", "rope_1e6", "alibi", "t5"])
+def test_relative_variants_do_not_see_where_a_sequence_starts(positional):
+    torch.manual_seed(0)
+    model = ex.TinyDecoder(positional, TINY).eval()
+    tokens = torch.randint(0, TINY.vocab_size, (2, 8))
+    with torch.no_grad():
+        assert torch.allclose(model(tokens, 0), model(tokens, 20), atol=1e-5)
+
+
+@pytest.mark.parametrize("positional", ["learned", "sinusoidal"])
+def test_absolute_variants_do_and_refuse_positions_past_their_table(positional):
+    torch.manual_seed(0)
+    model = ex.TinyDecoder(positional, TINY).eval()
+    tokens = torch.randint(0, TINY.vocab_size, (2, 8))
+    with torch.no_grad():
+        assert not torch.allclose(model(tokens, 0), model(tokens, 20), atol=1e-3)
+        with pytest.raises(ValueError, match="do not fit"):
+            model(tokens, TINY.max_position - 4)
+
+
+def test_alibi_adds_the_libraries_bias_and_t5_one_learned_scalar_per_bucket():
+    torch.manual_seed(0)
+    alibi = ex.TinyDecoder("alibi", TINY)
+    bias = alibi._bias(6).numpy()
+    assert np.allclose(bias, pe_lib.alibi_bias(6, TINY.num_heads, causal=True), atol=1e-6)
+    t5 = ex.TinyDecoder("t5", TINY)
+    bias = t5._bias(40)
+    buckets = pe_lib.t5_relative_bucket(
+        -np.arange(40), bidirectional=False, num_buckets=TINY.t5_buckets, max_distance=TINY.t5_max_distance
+    )
+    table = t5.buckets.weight.detach()
+    for distance in (0, 3, 9, 39):
+        assert torch.allclose(bias[:, distance, 0], table[buckets[distance]])
+    assert torch.isneginf(bias[:, 0, 1]).all()
+
+
+def test_extended_copies_rescale_the_frequencies_and_leave_the_model_alone():
+    torch.manual_seed(0)
+    model = ex.TinyDecoder("rope", TINY)
+    head = TINY.d_model // TINY.num_heads
+    for method in ex.EXTENSIONS:
+        extended = model.extended(method, 4)
+        theta = extended.layers[0].rotary.theta
+        scaling = ex.extension_scaling(method, 4, TINY.train_len)
+        assert np.array_equal(theta, pe_lib.rope_frequencies(head, base=1e4, scaling=scaling))
+        expected_scale = (0.1 * math.log(4) + 1) ** 2 if method == "yarn" else 1.0
+        assert all(layer.logit_scale == pytest.approx(expected_scale) for layer in extended.layers)
+        for a, b in zip(model.parameters(), extended.parameters(), strict=True):
+            assert a is not b and torch.equal(a, b)
+    assert np.array_equal(model.layers[0].rotary.theta, pe_lib.rope_frequencies(head, base=1e4))
+    assert all(layer.logit_scale == 1.0 for layer in model.layers)
+    with pytest.raises(ValueError, match="only RoPE"):
+        ex.TinyDecoder("alibi", TINY).extended("ntk", 2)
+    with pytest.raises(ValueError, match="method"):
+        model.extended("dynamic", 2)
+
+
+# --- training and tests ---------------------------------------------------------------------
+
+
+def test_training_is_deterministic_and_leaves_the_caller_state_alone():
+    torch.manual_seed(123)
+    before = torch.get_rng_state()
+    threads = torch.get_num_threads()
+    seen = []
+    a = ex.train("t5", "local_max", TINY, seed=3, progress=lambda step, steps, loss: seen.append(step))
+    b = ex.train("t5", "local_max", TINY, seed=3)
+    assert a.losses.tolist() == b.losses.tolist()
+    assert seen == [10, 20]
+    assert torch.equal(torch.get_rng_state(), before) and torch.get_num_threads() == threads
+    with torch.no_grad():
+        assert ex.train("rope", "shift", TINY).losses.tolist() == ex.train("rope", "shift", TINY).losses.tolist()
+
+
+def test_train_rejects_bad_arguments():
+    with pytest.raises(ValueError, match="positional"):
+        ex.train("absolute", "shift", TINY)
+    with pytest.raises(ValueError, match="task"):
+        ex.train("rope", "copy", TINY)
+    with pytest.raises(TypeError, match="progress"):
+        ex.train("rope", "shift", TINY, progress=True)
+
+
+def test_evaluate_scores_only_the_positions_past_the_trained_length():
+    trained = ex.train("learned", "shift", TINY)
+    scores = ex.evaluate(trained.model, "shift", TINY)
+    assert set(scores) == {*ex.METRICS, "per_position"}
+    assert all(0 <= scores[m] <= 1 for m in ex.METRICS)
+    per_position = scores["per_position"]
+    assert len(per_position) == 4 * TINY.train_len and per_position[: TINY.shift] == [None] * TINY.shift
+    past = np.array(per_position[TINY.train_len :])
+    assert scores["at_4x"] == pytest.approx(past.mean(), abs=1e-6)  # the same count of targets at each position
+
+
+def test_extend_and_finetune_reports_zero_shot_and_each_checkpoint():
+    trained = ex.train("rope", "shift", TINY)
+    scores = ex.extend_and_finetune(trained, "ntk", 2)
+    assert list(scores) == ["zero_shot", "after_2", "after_4"]
+    assert scores["zero_shot"] == ex.evaluate(trained.model.extended("ntk", 2), "shift", TINY)["at_2x"]
+    assert ex.extend_and_finetune(trained, "ntk", 2) == scores  # reproducible
+    with pytest.raises(ValueError, match="factor"):
+        ex.extend_and_finetune(trained, "ntk", 3)
+
+
+# --- the sweep ------------------------------------------------------------------------------
+
+
+def test_sweep_summarises_every_run_and_is_the_same_in_two_processes():
+    seen = []
+    results = ex.run_sweep(
+        TINY,
+        seeds=(0, 1),
+        tasks=("shift",),
+        variants=("none", "rope"),
+        progress=lambda done, total, run: seen.append((done, total)),
+    )
+    assert seen == [(i, 4) for i in range(1, 5)]
+    summary = results["summary"]["shift"]
+    assert set(summary) == {"none", "rope", "extension"}
+    values = [r["at_2x"] for r in results["runs"] if r["positional"] == "rope"]
+    assert summary["rope"]["at_2x"]["mean"] == pytest.approx(np.mean(values), abs=1e-6)
+    assert summary["rope"]["at_2x"]["std"] == pytest.approx(np.std(values, ddof=1), abs=1e-6)
+    assert set(summary["extension"]) == set(ex.EXTENSIONS)
+    assert list(summary["extension"]["yarn"]["4"]) == ["zero_shot", "after_2", "after_4"]
+    text = ex.results_json(results)
+    assert json.loads(text) == results
+    again = ex.run_sweep(TINY, seeds=(0, 1), tasks=("shift",), variants=("none", "rope"), jobs=2)
+    assert ex.results_json(again) == text
+
+
+def test_main_writes_the_results_file_and_checks_it(tmp_path, monkeypatch, capsys):
+    real = ex.run_sweep
+    monkeypatch.setattr(ex, "run_sweep", lambda **kw: real(TINY, tasks=("shift",), variants=("rope",), **kw))
+    out = tmp_path / "results.json"
+    assert ex.main(["--seeds", "0", "--out", str(out)]) == 0
+    assert ex.main(["--seeds", "0", "--out", str(out), "--check"]) == 0
+    out.write_text("{}\n")
+    assert ex.main(["--seeds", "0", "--out", str(out), "--check"]) == 1
+    printed = capsys.readouterr().out
+    assert "identical to" in printed and "DIFFERS from" in printed and "zero_shot" in printed
+
+
+def test_the_sweep_has_one_entry_point_python_dash_m():
+    run = subprocess.run([sys.executable, "-m", "pe_lib.extrapolation", "--help"], capture_output=True, text=True)
+    assert run.returncode == 0 and "--check" in run.stdout
+
+
+def test_committed_results_cover_every_task_variant_and_five_seeds():
+    results = ex.load_results()
+    assert results == json.loads((ROOT / "pe_lib" / "data" / "length_generalisation.json").read_text())
+    assert results["seeds"] == [0, 1, 2, 3, 4]
+    assert results["config"] == json.loads(json.dumps(ex.Config().__dict__))
+    assert {(r["task"], r["positional"], r["seed"]) for r in results["runs"]} == {
+        (t, v, s) for t in ex.TASKS for v in ex.VARIANTS for s in results["seeds"]
+    }
+    assert ex.rounded(ex.summarize(results["runs"])) == results["summary"]  # the summary is of these runs
+
+
+def test_retuned_copies_turn_at_the_given_frequencies_and_check_them():
+    torch.manual_seed(0)
+    model = ex.TinyDecoder("rope", TINY).eval()
+    theta = pe_lib.rope_frequencies(8, base=1e4)
+    same = model.retuned(theta)
+    tokens = torch.randint(0, TINY.vocab_size, (2, 12))
+    with torch.no_grad():
+        assert torch.equal(same(tokens), model(tokens))
+        slower = theta.copy()
+        slower[1] /= 4
+        assert not torch.allclose(model.retuned(slower)(tokens), model(tokens))
+    with pytest.raises(ValueError, match="4 finite frequencies"):
+        model.retuned(theta[:3])
+    with pytest.raises(ValueError, match="only RoPE"):
+        ex.TinyDecoder("t5", TINY).retuned(theta)
+
+
+def test_the_majority_baseline_is_about_chance_for_shift_and_higher_for_local_max():
+    assert abs(ex.majority_baseline("shift") - 1 / 16) < 0.03
+    assert abs(ex.majority_baseline("local_max") - (1 - (15 / 16) ** 3)) < 0.03
