@@ -42,6 +42,10 @@ def test_every_chapter_explorer_is_found_and_needs_no_arguments():
         "PositionSimilarityExplorer",
         "NormShareExplorer",
         "DropoutExplorer",
+        "MethodsExplorer",
+        "ALiBiExplorer",
+        "ScalingExplorer",
+        "ModelExplorer",
     } <= names
     for cls in EXPLORERS:
         parameters = list(inspect.signature(cls.__init__).parameters.values())[1:]
