@@ -11,8 +11,9 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from . import _validate, relative
+from .decoder import EXTENSIONS, VARIANTS, extension_scaling
 from .explorer import Explorer
-from .extrapolation import EXTENSIONS, METRICS, VARIANTS, checkpoints, extension_scaling
+from .extrapolation import METRICS, checkpoints
 from .figures import freeze_layout, new_axes, style_figsize
 from .grading import Feedback, as_numbers, hint_level, run_safely, with_hints
 from .text import measured

@@ -4,15 +4,8 @@ Two causal tasks whose rule is relative (it reads the same at every position):
     shift:     at position i >= k, output the token k places earlier, x[i - k];
     local_max: at position i >= w - 1, output the largest of the last w tokens, max(x[i-w+1..i]).
 
-The model: a tiny causal decoder (pre-norm layers, causal attention, a linear read-out per
-position) with one of seven ways to know positions:
-    none          no positions at all (a causal mask still lets a model count: NoPE)
-    learned       a trained table of rows, added to the token embeddings
-    sinusoidal    the fixed sinusoidal table, added
-    rope          rotary positions in every layer, base 10^4
-    rope_1e6      the same with base 10^6 (lower frequencies: fewer pairs turn within the training length)
-    alibi         a fixed per-head linear penalty -slope * distance on the logits (Press et al. 2022)
-    t5            a learned scalar per head and distance bucket (Raffel et al. 2020), shared by the layers
+The model: pe_lib.decoder.TinyDecoder, a tiny causal decoder with one of seven ways to know
+positions (none, learned, sinusoidal, RoPE at base 1e4 and 1e6, ALiBi, T5 buckets: VARIANTS).
 
 Every model trains on sequences of train_len tokens from position 0, then is tested on sequences of
 train_len (in distribution), 2 * train_len and 4 * train_len, scored on the positions past
@@ -28,10 +21,8 @@ and after a few fine-tuning steps at that length.
 
 import argparse
 import concurrent.futures
-import copy
 import dataclasses
 import json
-import math
 import multiprocessing
 import sys
 import time
@@ -43,14 +34,10 @@ from torch import nn
 
 from . import _validate
 from .data import load_json
-from .encodings import sinusoidal_encoding
+from .decoder import EXTENSIONS, VARIANTS, TinyDecoder
 from .experiments import IGNORE, masked_accuracy, reproducible, results_json, rounded
-from .relative import RotaryEmbedding, alibi_slopes, rope_frequencies, t5_relative_bucket, yarn_attention_scale
 
-VARIANTS = ("none", "learned", "sinusoidal", "rope", "rope_1e6", "alibi", "t5")
-ROPE_BASES = {"rope": 1e4, "rope_1e6": 1e6}
 TASKS = ("shift", "local_max")
-EXTENSIONS = ("none", "linear", "ntk", "yarn", "llama3")  # "none": the trained frequencies, unchanged
 METRICS = ("in_distribution", "at_2x", "at_4x", "unseen_window")
 FACTORS = (2, 4)  # context extension: run at 2x and 4x the trained length (the tests at_2x, at_4x)
 EVAL_SEED = 2_147_483_647
@@ -146,162 +133,6 @@ def task_targets(tokens, task, config=None):
 def make_batch(task, config, batch_size, seq_len, generator):
     tokens = torch.randint(0, config.vocab_size, (batch_size, seq_len), generator=generator)
     return tokens, task_targets(tokens, task, config)
-
-
-# --- the model ------------------------------------------------------------------------------
-
-
-class DecoderLayer(nn.Module):
-    """Pre-norm causal self-attention and feed-forward, each with a residual.
-
-    forward(x (batch, seq, d), positions (seq,) int64, bias (heads, seq, seq) or None): rotary
-    (a RotaryEmbedding or None) turns q and k; bias is added to the logits (ALiBi, T5);
-    logit_scale multiplies the logits (YaRN's temperature).
-    """
-
-    def __init__(self, d_model, num_heads, dim_feedforward, rotary=None):
-        super().__init__()
-        self.num_heads = num_heads
-        self.norm_attention = nn.LayerNorm(d_model)
-        self.qkv = nn.Linear(d_model, 3 * d_model)
-        self.out = nn.Linear(d_model, d_model)
-        self.norm_feedforward = nn.LayerNorm(d_model)
-        self.feedforward = nn.Sequential(
-            nn.Linear(d_model, dim_feedforward), nn.ReLU(), nn.Linear(dim_feedforward, d_model)
-        )
-        self.rotary = rotary
-        self.logit_scale = 1.0
-
-    def forward(self, x, positions, bias=None):
-        batch, seq, d_model = x.shape
-        heads = self.qkv(self.norm_attention(x)).view(batch, seq, 3, self.num_heads, -1).permute(2, 0, 3, 1, 4)
-        q, k, v = heads[0], heads[1], heads[2]
-        if self.rotary is not None:
-            q, k = self.rotary(q, k, None if positions[0] == 0 else positions)
-        scale = self.logit_scale / math.sqrt(q.shape[-1])
-        if bias is None:
-            attended = nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True, scale=scale)
-        else:
-            attended = nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=bias, scale=scale)
-        x = x + self.out(attended.transpose(1, 2).reshape(batch, seq, d_model))
-        return x + self.feedforward(self.norm_feedforward(x))
-
-
-def extension_scaling(method, factor, original):
-    """The rope-scaling dict a model config would carry for `method` at `factor` (None for "none").
-
-    original: the trained context length (YaRN's and Llama 3.1's original_max_position_embeddings);
-    Llama 3.1's bands are its published low_freq_factor 1 and high_freq_factor 4.
-    """
-    method = _validate.choice("method", method, EXTENSIONS)
-    if method == "none":
-        return None
-    scaling = {"rope_type": method, "factor": float(factor)}
-    if method in ("yarn", "llama3"):
-        scaling["original_max_position_embeddings"] = original
-    if method == "llama3":
-        scaling.update(low_freq_factor=1.0, high_freq_factor=4.0)
-    return scaling
-
-
-def _causal_bias(seq, num_heads):
-    """(heads, seq, seq): 0 on and below the diagonal, -inf above (the causal mask as a bias)."""
-    future = torch.ones(seq, seq, dtype=torch.bool).triu(1)
-    return torch.zeros(num_heads, seq, seq).masked_fill(future, float("-inf"))
-
-
-class TinyDecoder(nn.Module):
-    """Token ids (batch, seq) -> logits (batch, seq, vocab); forward(tokens, start=0) places them at start.."""
-
-    def __init__(self, positional, config):
-        super().__init__()
-        self.positional = _validate.choice("positional", positional, VARIANTS)
-        self.config = config
-        d, heads = config.d_model, config.num_heads
-        self.embedding = nn.Embedding(config.vocab_size, d)
-        nn.init.normal_(self.embedding.weight, std=d**-0.5)  # times sqrt(d) below: unit-size token vectors
-        if positional == "learned":
-            self.position = nn.Embedding(config.max_position, d)
-            nn.init.normal_(self.position.weight, std=0.02)
-        elif positional == "sinusoidal":
-            table = torch.from_numpy(sinusoidal_encoding(config.max_position, d, dtype=np.float32))
-            self.register_buffer("position_rows", table, persistent=False)
-        elif positional == "alibi":
-            self.register_buffer("slopes", torch.from_numpy(alibi_slopes(heads)).float(), persistent=False)
-        elif positional == "t5":
-            self.buckets = nn.Embedding(config.t5_buckets, heads)
-        self.layers = nn.ModuleList(
-            DecoderLayer(d, heads, config.dim_feedforward, rotary=self._rotary()) for _ in range(config.num_layers)
-        )
-        self.norm = nn.LayerNorm(d)
-        self.head = nn.Linear(d, config.vocab_size)
-
-    def _rotary(self):
-        if self.positional not in ROPE_BASES:
-            return None
-        head_dim = self.config.d_model // self.config.num_heads
-        return RotaryEmbedding(head_dim, base=ROPE_BASES[self.positional], layout="half")
-
-    def _bias(self, seq):
-        """The additive logit bias (heads, seq, seq) with the causal mask in it, or None (is_causal is used)."""
-        if self.positional not in ("alibi", "t5"):
-            return None
-        offsets = torch.arange(seq)
-        distance = (offsets[:, None] - offsets[None, :]).clamp(min=0)  # how far back the key is
-        causal = _causal_bias(seq, self.config.num_heads)
-        if self.positional == "alibi":
-            return causal - self.slopes[:, None, None] * distance
-        buckets = torch.from_numpy(
-            t5_relative_bucket(
-                -distance.numpy(),
-                bidirectional=False,
-                num_buckets=self.config.t5_buckets,
-                max_distance=self.config.t5_max_distance,
-            )
-        )
-        return causal + self.buckets(buckets).permute(2, 0, 1)
-
-    def forward(self, tokens, start=0):
-        seq = tokens.shape[1]
-        if start + seq > self.config.max_position and self.positional in ("learned", "sinusoidal"):
-            raise ValueError(f"positions {start}..{start + seq - 1} do not fit the table of {self.config.max_position}")
-        positions = torch.arange(start, start + seq)
-        x = self.embedding(tokens) * math.sqrt(self.config.d_model)
-        if self.positional == "learned":
-            x = x + self.position(positions)
-        elif self.positional == "sinusoidal":
-            x = x + self.position_rows[positions]
-        bias = self._bias(seq)
-        for layer in self.layers:
-            x = layer(x, positions, bias)
-        return self.head(self.norm(x))
-
-    def extended(self, method, factor):
-        """A copy of this RoPE model whose frequencies are rescaled by `method` for `factor` x the trained length."""
-        if self.positional not in ROPE_BASES:
-            raise ValueError(f"only RoPE models can be extended, this one has positional={self.positional!r}")
-        method = _validate.choice("method", method, EXTENSIONS)
-        factor = _validate.finite_real("factor", factor)
-        scaling = extension_scaling(method, factor, self.config.train_len)
-        head_dim = self.config.d_model // self.config.num_heads
-        theta = rope_frequencies(head_dim, base=ROPE_BASES[self.positional], scaling=scaling)
-        # YaRN's temperature: q and k each times 0.1 ln s + 1, so the logits by its square.
-        return self.retuned(theta, logit_scale=yarn_attention_scale(factor) ** 2 if method == "yarn" else 1.0)
-
-    def retuned(self, theta, *, logit_scale=1.0):
-        """A copy of this RoPE model that turns its pairs at the frequencies `theta` (head_dim // 2,) instead."""
-        if self.positional not in ROPE_BASES:
-            raise ValueError(f"only RoPE models can be retuned, this one has positional={self.positional!r}")
-        pairs = self.config.d_model // self.config.num_heads // 2
-        theta = np.asarray(theta, dtype=np.float64)
-        if theta.shape != (pairs,) or not np.all(np.isfinite(theta)):
-            raise ValueError(f"theta must hold {pairs} finite frequencies, one per pair, got shape {theta.shape}")
-        model = copy.deepcopy(self)
-        for layer in model.layers:
-            layer.rotary = model._rotary()
-            layer.rotary.theta = theta.copy()  # RotaryEmbedding builds its cos/sin cache from theta on first use
-            layer.logit_scale = logit_scale
-        return model
 
 
 # --- training and tests -----------------------------------------------------------------------

@@ -14,6 +14,8 @@ from pe_lib import ch03_sinusoidal as ch03
 from pe_lib import ch04_pendulum as ch04
 from pe_lib import ch05_learned as ch05
 from pe_lib import ch06_pipeline as ch06
+from pe_lib import ch08_extension as ch08
+from pe_lib import decoder, extrapolation
 
 CASES = {
     # sinusoidal_encoding and friends
@@ -397,6 +399,41 @@ CASES = {
         ValueError,
         ["segment_ids", "num_segments=0"],
     ),
+    # notebook 08: the length-generalisation experiment and its chapter
+    "extrapolation unknown task": (
+        lambda: extrapolation.task_targets(torch.zeros(2, 4, dtype=torch.long), "copy"),
+        ValueError,
+        ["task", "'copy'", "'shift'", "'local_max'"],
+    ),
+    "extrapolation config as a dict": (
+        lambda: extrapolation.train("rope", "shift", {"steps": 3}),
+        TypeError,
+        ["config", "Config", "dict"],
+    ),
+    "extrapolation shift too long": (
+        lambda: extrapolation.Config(shift=16),
+        ValueError,
+        ["shift", "train_len=16", "16"],
+    ),
+    "decoder unknown positional": (
+        lambda: decoder.TinyDecoder("absolute", extrapolation.Config()),
+        ValueError,
+        ["positional", "'absolute'", "'rope'"],
+    ),
+    "decoder unknown extension": (
+        lambda: decoder.TinyDecoder("rope", extrapolation.Config()).extended("dynamic", 2),
+        ValueError,
+        ["method", "'dynamic'", "'ntk'"],
+    ),
+    "decoder theta of the wrong size": (
+        lambda: decoder.TinyDecoder("rope", extrapolation.Config()).retuned(np.ones(3)),
+        ValueError,
+        ["theta", "4", "(3,)"],
+    ),
+    "angle ranges zero length": (lambda: ch08.angle_ranges([1.0], 0, 4), ValueError, ["train_len", "0"]),
+    "base criterion zero limit": (lambda: ch08.first_negative_distance(128, 1e4, limit=0), ValueError, ["limit", "0"]),
+    "scaling explorer factor": (lambda: ch08.ScalingExplorer(factor=3), ValueError, ["factor", "3", "(1, 2, 4"]),
+    "ntk grader hint": (lambda: ch08.check_ntk_base(lambda b, s, d: b, hint=5), ValueError, ["hint", "5", "3"]),
 }
 
 

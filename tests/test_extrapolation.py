@@ -1,7 +1,6 @@
 """pe_lib.extrapolation: the tasks, the causal decoder with seven position methods, context extension, the sweep."""
 
 import json
-import math
 import subprocess
 import sys
 from pathlib import Path
@@ -10,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-import pe_lib
+from pe_lib import decoder
 from pe_lib import extrapolation as ex
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -74,80 +73,6 @@ def test_config_places_the_tests():
     assert (config.max_position, config.unseen_start) == (64, 48)
     with pytest.raises(TypeError, match="Config"):
         ex.train("rope", "shift", {"steps": 3})
-
-
-# --- the model ------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("positional", ex.VARIANTS)
-def test_every_variant_is_causal(positional):
-    torch.manual_seed(0)
-    model = ex.TinyDecoder(positional, TINY).eval()
-    tokens = torch.randint(0, TINY.vocab_size, (3, 10))
-    changed = tokens.clone()
-    changed[:, 6:] = (changed[:, 6:] + 1) % TINY.vocab_size  # change only the future of position 5
-    with torch.no_grad():
-        a, b = model(tokens), model(changed)
-    assert a.shape == (3, 10, TINY.vocab_size)
-    assert torch.allclose(a[:, :6], b[:, :6], atol=1e-6)
-    assert not torch.allclose(a[:, 6:], b[:, 6:])
-
-
-@pytest.mark.parametrize("positional", ["none", "rope", "rope_1e6", "alibi", "t5"])
-def test_relative_variants_do_not_see_where_a_sequence_starts(positional):
-    torch.manual_seed(0)
-    model = ex.TinyDecoder(positional, TINY).eval()
-    tokens = torch.randint(0, TINY.vocab_size, (2, 8))
-    with torch.no_grad():
-        assert torch.allclose(model(tokens, 0), model(tokens, 20), atol=1e-5)
-
-
-@pytest.mark.parametrize("positional", ["learned", "sinusoidal"])
-def test_absolute_variants_do_and_refuse_positions_past_their_table(positional):
-    torch.manual_seed(0)
-    model = ex.TinyDecoder(positional, TINY).eval()
-    tokens = torch.randint(0, TINY.vocab_size, (2, 8))
-    with torch.no_grad():
-        assert not torch.allclose(model(tokens, 0), model(tokens, 20), atol=1e-3)
-        with pytest.raises(ValueError, match="do not fit"):
-            model(tokens, TINY.max_position - 4)
-
-
-def test_alibi_adds_the_libraries_bias_and_t5_one_learned_scalar_per_bucket():
-    torch.manual_seed(0)
-    alibi = ex.TinyDecoder("alibi", TINY)
-    bias = alibi._bias(6).numpy()
-    assert np.allclose(bias, pe_lib.alibi_bias(6, TINY.num_heads, causal=True), atol=1e-6)
-    t5 = ex.TinyDecoder("t5", TINY)
-    bias = t5._bias(40)
-    buckets = pe_lib.t5_relative_bucket(
-        -np.arange(40), bidirectional=False, num_buckets=TINY.t5_buckets, max_distance=TINY.t5_max_distance
-    )
-    table = t5.buckets.weight.detach()
-    for distance in (0, 3, 9, 39):
-        assert torch.allclose(bias[:, distance, 0], table[buckets[distance]])
-    assert torch.isneginf(bias[:, 0, 1]).all()
-
-
-def test_extended_copies_rescale_the_frequencies_and_leave_the_model_alone():
-    torch.manual_seed(0)
-    model = ex.TinyDecoder("rope", TINY)
-    head = TINY.d_model // TINY.num_heads
-    for method in ex.EXTENSIONS:
-        extended = model.extended(method, 4)
-        theta = extended.layers[0].rotary.theta
-        scaling = ex.extension_scaling(method, 4, TINY.train_len)
-        assert np.array_equal(theta, pe_lib.rope_frequencies(head, base=1e4, scaling=scaling))
-        expected_scale = (0.1 * math.log(4) + 1) ** 2 if method == "yarn" else 1.0
-        assert all(layer.logit_scale == pytest.approx(expected_scale) for layer in extended.layers)
-        for a, b in zip(model.parameters(), extended.parameters(), strict=True):
-            assert a is not b and torch.equal(a, b)
-    assert np.array_equal(model.layers[0].rotary.theta, pe_lib.rope_frequencies(head, base=1e4))
-    assert all(layer.logit_scale == 1.0 for layer in model.layers)
-    with pytest.raises(ValueError, match="only RoPE"):
-        ex.TinyDecoder("alibi", TINY).extended("ntk", 2)
-    with pytest.raises(ValueError, match="method"):
-        model.extended("dynamic", 2)
 
 
 # --- training and tests ---------------------------------------------------------------------
@@ -215,7 +140,7 @@ def test_sweep_summarises_every_run_and_is_the_same_in_two_processes():
     values = [r["at_2x"] for r in results["runs"] if r["positional"] == "rope"]
     assert summary["rope"]["at_2x"]["mean"] == pytest.approx(np.mean(values), abs=1e-6)
     assert summary["rope"]["at_2x"]["std"] == pytest.approx(np.std(values, ddof=1), abs=1e-6)
-    assert set(summary["extension"]) == set(ex.EXTENSIONS)
+    assert set(summary["extension"]) == set(decoder.EXTENSIONS)
     assert list(summary["extension"]["yarn"]["4"]) == ["zero_shot", "after_2", "after_4"]
     text = ex.results_json(results)
     assert json.loads(text) == results
@@ -249,23 +174,6 @@ def test_committed_results_cover_every_task_variant_and_five_seeds():
         (t, v, s) for t in ex.TASKS for v in ex.VARIANTS for s in results["seeds"]
     }
     assert ex.rounded(ex.summarize(results["runs"])) == results["summary"]  # the summary is of these runs
-
-
-def test_retuned_copies_turn_at_the_given_frequencies_and_check_them():
-    torch.manual_seed(0)
-    model = ex.TinyDecoder("rope", TINY).eval()
-    theta = pe_lib.rope_frequencies(8, base=1e4)
-    same = model.retuned(theta)
-    tokens = torch.randint(0, TINY.vocab_size, (2, 12))
-    with torch.no_grad():
-        assert torch.equal(same(tokens), model(tokens))
-        slower = theta.copy()
-        slower[1] /= 4
-        assert not torch.allclose(model.retuned(slower)(tokens), model(tokens))
-    with pytest.raises(ValueError, match="4 finite frequencies"):
-        model.retuned(theta[:3])
-    with pytest.raises(ValueError, match="only RoPE"):
-        ex.TinyDecoder("t5", TINY).retuned(theta)
 
 
 def test_the_majority_baseline_is_about_chance_for_shift_and_higher_for_local_max():
