@@ -202,7 +202,7 @@ class ScalingExplorer(Explorer):
     FACTORS = (1, 2, 4, 8, 16, 32)
     HEAD_DIM = 128
 
-    def __init__(self, *, method="yarn", factor=8, model=(5e5, 8192)):
+    def __init__(self, *, method="yarn", factor=8, model=(1e4, 4096)):
         method = _validate.one_of("method", method, [m for _, m in METHOD_NAMES])
         factor = _validate.one_of("factor", factor, self.FACTORS)
         model = _validate.one_of("model", model, [m for _, m in self.MODELS])
