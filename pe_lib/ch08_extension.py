@@ -41,14 +41,17 @@ def angle_ranges(theta, train_len, test_len):
     return (train_len - 1) * theta, (test_len - 1) * theta
 
 
-def unseen_pairs(theta, train_len, test_len):
+def unseen_pairs(theta, train_len, test_len, *, scaled=None):
     """The pairs that meet angles at test_len they never met within train_len (a bool mask).
 
+    scaled: the frequencies the model runs with at test_len (a context extension); theta by default.
     New means past train_len * theta, one step beyond the last trained angle: position
     interpolation's (s L - 1) theta / s stays just below it, and counts as seen.
     """
-    trained, tested = angle_ranges(theta, train_len, test_len)
-    return (trained < 2 * np.pi) & (tested > train_len * np.asarray(theta, dtype=np.float64))
+    theta = np.asarray(theta, dtype=np.float64)
+    trained, _ = angle_ranges(theta, train_len, test_len)
+    _, tested = angle_ranges(theta if scaled is None else scaled, train_len, test_len)
+    return (trained < 2 * np.pi) & (tested > train_len * theta)
 
 
 def first_negative_distance(head_dim, base, limit=100_000):
@@ -109,6 +112,8 @@ def accuracy_by_position(results, task="shift", variants=VARIANTS, ax=None):
         curve = np.array([np.nan if a is None else a for a in cells[variant]["per_position_mean"]])
         ax.plot(np.arange(len(curve)), curve, label=variant, lw=1.6)
     ax.set(xlim=(-0.5, len(curve) - 0.5), ylim=(0, 1.1), xlabel="position", ylabel="accuracy")
+    ax.set_title(f"{task}: accuracy at each position of {len(curve)}-token sequences, mean of "
+                 f"{len(results['seeds'])} seeds", loc="left", fontsize="medium")  # fmt: skip
     ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize="small")
     return fig
 
@@ -164,6 +169,8 @@ def extension_bars(results, task="shift", factor=4, ax=None):
     names = {"none": "unchanged", "linear": "PI", "ntk": "NTK-aware", "yarn": "YaRN", "llama3": "Llama 3.1"}
     ax.set_xticks(x, [names.get(m, m) for m in methods])
     ax.set(ylim=(0, 1.05), ylabel=f"accuracy past L at {factor}L")
+    ax.set_title(f"{task}: RoPE run at {factor}L, frequencies rescaled (mean ± std of {len(results['seeds'])} seeds)",
+                 loc="left", fontsize="medium")  # fmt: skip
     ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize="small")
     return fig
 
@@ -180,7 +187,9 @@ def base_criterion(head_dim=128, bases=(1e4, 5e5), limit=25_000, ax=None):
     ax.axhline(0.0, color="0.3", lw=0.8)
     ax.set_xscale("symlog", linthresh=100)
     ax.set(xlim=(0, limit), xlabel="distance m", ylabel="Σ cos(m θ_i)")
-    ax.legend(loc="upper right", fontsize="small")
+    ax.set_title(f"head size {head_dim}: a similar key out-scores a random one while the sum is ≥ 0",
+                 loc="left", fontsize="medium")  # fmt: skip
+    ax.legend(loc="lower left", fontsize="small")  # the corner the curves leave empty
     return fig
 
 
@@ -243,7 +252,7 @@ class ScalingExplorer(Explorer):
             self.scaled = relative.rope_frequencies(self.HEAD_DIM, base=base, scaling=scaling)
         trained = (original - 1) * self.theta
         stretched = (factor * original - 1) * self.scaled
-        self.new_angles = (trained < 2 * np.pi) & (stretched > original * self.theta)
+        self.new_angles = unseen_pairs(self.theta, original, factor * original, scaled=self.scaled)
         self._ratio.set_ydata(self.scaled / self.theta)
         self._interpolated.set_ydata([1 / factor, 1 / factor])
         self._trained.set_ydata(trained / (2 * np.pi))

@@ -23,47 +23,12 @@ from torch import nn
 
 from . import _validate
 from .encodings import sinusoidal_encoding
+from .modules import PreNormLayer
 from .relative import RotaryEmbedding, alibi_slopes, rope_frequencies, t5_relative_bucket, yarn_attention_scale
 
 VARIANTS = ("none", "learned", "sinusoidal", "rope", "rope_1e6", "alibi", "t5")
 ROPE_BASES = {"rope": 1e4, "rope_1e6": 1e6}
 EXTENSIONS = ("none", "linear", "ntk", "yarn", "llama3")  # "none": the trained frequencies, unchanged
-
-
-class DecoderLayer(nn.Module):
-    """Pre-norm causal self-attention and feed-forward, each with a residual.
-
-    forward(x (batch, seq, d), positions (seq,) int64, bias (heads, seq, seq) or None): rotary
-    (a RotaryEmbedding or None) turns q and k; bias is added to the logits (ALiBi, T5);
-    logit_scale multiplies the logits (YaRN's temperature).
-    """
-
-    def __init__(self, d_model, num_heads, dim_feedforward, rotary=None):
-        super().__init__()
-        self.num_heads = num_heads
-        self.norm_attention = nn.LayerNorm(d_model)
-        self.qkv = nn.Linear(d_model, 3 * d_model)
-        self.out = nn.Linear(d_model, d_model)
-        self.norm_feedforward = nn.LayerNorm(d_model)
-        self.feedforward = nn.Sequential(
-            nn.Linear(d_model, dim_feedforward), nn.ReLU(), nn.Linear(dim_feedforward, d_model)
-        )
-        self.rotary = rotary
-        self.logit_scale = 1.0
-
-    def forward(self, x, positions, bias=None):
-        batch, seq, d_model = x.shape
-        heads = self.qkv(self.norm_attention(x)).view(batch, seq, 3, self.num_heads, -1).permute(2, 0, 3, 1, 4)
-        q, k, v = heads[0], heads[1], heads[2]
-        if self.rotary is not None:
-            q, k = self.rotary(q, k, None if positions[0] == 0 else positions)
-        scale = self.logit_scale / math.sqrt(q.shape[-1])
-        if bias is None:
-            attended = nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True, scale=scale)
-        else:
-            attended = nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=bias, scale=scale)
-        x = x + self.out(attended.transpose(1, 2).reshape(batch, seq, d_model))
-        return x + self.feedforward(self.norm_feedforward(x))
 
 
 def extension_scaling(method, factor, original):
@@ -110,7 +75,8 @@ class TinyDecoder(nn.Module):
         elif positional == "t5":
             self.buckets = nn.Embedding(config.t5_buckets, heads)
         self.layers = nn.ModuleList(
-            DecoderLayer(d, heads, config.dim_feedforward, rotary=self._rotary()) for _ in range(config.num_layers)
+            PreNormLayer(d, heads, config.dim_feedforward, causal=True, rotary=self._rotary())
+            for _ in range(config.num_layers)
         )
         self.norm = nn.LayerNorm(d)
         self.head = nn.Linear(d, config.vocab_size)
@@ -151,8 +117,9 @@ class TinyDecoder(nn.Module):
         elif self.positional == "sinusoidal":
             x = x + self.position_rows[positions]
         bias = self._bias(seq)
+        rotary_positions = None if start == 0 else positions  # from 0: RotaryEmbedding's cos/sin cache
         for layer in self.layers:
-            x = layer(x, positions, bias)
+            x = layer(x, rotary_positions, bias)
         return self.head(self.norm(x))
 
     def extended(self, method, factor):

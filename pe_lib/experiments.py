@@ -29,12 +29,7 @@ torch RNG state and settings afterwards.
     python -m pe_lib.experiments --check      # rerun it and compare with the committed file
 """
 
-import argparse
-import concurrent.futures
-import contextlib
 import dataclasses
-import json
-import multiprocessing
 import sys
 import time
 from pathlib import Path
@@ -43,10 +38,10 @@ import numpy as np
 import torch
 from torch import nn
 
-from . import _validate
+from . import _validate, sweeps
 from .data import load_json
 from .encodings import sinusoidal_encoding
-from .modules import TransformerEmbedding
+from .modules import PreNormLayer, TransformerEmbedding
 from .relative import RotaryEmbedding
 
 VARIANTS = ("none", "learned", "sinusoidal", "rope")
@@ -171,36 +166,6 @@ def order_blind_guess(tokens):
 # --- the model ------------------------------------------------------------------------------
 
 
-class EncoderLayer(nn.Module):
-    """A pre-norm encoder layer (attention, then feed-forward, each with a residual); rotary=True turns q and k.
-
-    forward(x (batch, seq, d_model), positions (seq,) int64) -> (batch, seq, d_model). Without
-    rotary it computes what nn.TransformerEncoderLayer(norm_first=True, dropout=0) computes.
-    """
-
-    def __init__(self, d_model, num_heads, dim_feedforward, *, rotary):
-        super().__init__()
-        self.num_heads = num_heads
-        self.norm_attention = nn.LayerNorm(d_model)
-        self.qkv = nn.Linear(d_model, 3 * d_model)
-        self.out = nn.Linear(d_model, d_model)
-        self.norm_feedforward = nn.LayerNorm(d_model)
-        self.feedforward = nn.Sequential(
-            nn.Linear(d_model, dim_feedforward), nn.ReLU(), nn.Linear(dim_feedforward, d_model)
-        )
-        self.rotary = RotaryEmbedding(d_model // num_heads, layout="half") if rotary else None
-
-    def forward(self, x, positions):
-        batch, seq, d_model = x.shape
-        heads = self.qkv(self.norm_attention(x)).view(batch, seq, 3, self.num_heads, -1).permute(2, 0, 3, 1, 4)
-        q, k, v = heads[0], heads[1], heads[2]  # each (batch, heads, seq, head_dim)
-        if self.rotary is not None:
-            q, k = self.rotary(q, k, positions)
-        attended = nn.functional.scaled_dot_product_attention(q, k, v)
-        x = x + self.out(attended.transpose(1, 2).reshape(batch, seq, d_model))
-        return x + self.feedforward(self.norm_feedforward(x))
-
-
 class TinyEncoder(nn.Module):
     """Tokens (+ positions) -> encoder layers -> Linear: token ids (batch, seq) -> logits (batch, seq, vocab).
 
@@ -218,9 +183,15 @@ class TinyEncoder(nn.Module):
         elif positional == "sinusoidal":
             table = torch.from_numpy(sinusoidal_encoding(max_len, d_model, dtype=np.float32))
             self.register_buffer("position_rows", table, persistent=False)
-        rotary = positional == "rope"
+        head_dim = d_model // num_heads
         self.layers = nn.ModuleList(
-            EncoderLayer(d_model, num_heads, dim_feedforward, rotary=rotary) for _ in range(num_layers)
+            PreNormLayer(
+                d_model,
+                num_heads,
+                dim_feedforward,
+                rotary=RotaryEmbedding(head_dim, layout="half") if positional == "rope" else None,
+            )
+            for _ in range(num_layers)
         )
         self.norm = nn.LayerNorm(d_model)
         self.head = nn.Linear(d_model, vocab_size)
@@ -264,22 +235,6 @@ def position_table(model):
     return None
 
 
-@contextlib.contextmanager
-def reproducible(threads):
-    """Fixed thread count, deterministic algorithms and a private torch RNG; the caller's state comes back."""
-    old_threads = torch.get_num_threads()
-    old_deterministic = torch.are_deterministic_algorithms_enabled()
-    old_warn_only = torch.is_deterministic_algorithms_warn_only_enabled()
-    torch.set_num_threads(threads)
-    torch.use_deterministic_algorithms(True)
-    try:
-        with torch.random.fork_rng(devices=[]):
-            yield
-    finally:
-        torch.set_num_threads(old_threads)
-        torch.use_deterministic_algorithms(old_deterministic, warn_only=old_warn_only)
-
-
 @dataclasses.dataclass
 class Trained:
     """A trained model with what it took: losses (steps,) float array, wall-clock seconds."""
@@ -308,7 +263,7 @@ def train(positional, config=None, *, regime="from_zero", seed=0, progress=None)
     if progress is not None and not callable(progress):
         raise TypeError(f"progress must be a function progress(step, steps, loss) or None, got {progress!r}")
     # Training needs gradients even when the caller is inside torch.no_grad() or inference_mode().
-    with reproducible(config.threads), torch.inference_mode(False), torch.enable_grad():
+    with sweeps.reproducible(config.threads), torch.inference_mode(False), torch.enable_grad():
         torch.manual_seed(seed)
         model = build_model(positional, config)
         data = torch.Generator().manual_seed(1_000_003 + seed)
@@ -353,7 +308,7 @@ def evaluate(trained):
     and per_position: a list of test_len accuracies on the long sequences (None where no target).
     """
     config = trained.config
-    with reproducible(config.threads), torch.no_grad():
+    with sweeps.reproducible(config.threads), torch.no_grad():
         data = torch.Generator().manual_seed(EVAL_SEED)
         short, short_targets = make_batch(config, config.eval_size, config.train_len, data)
         long, long_targets = make_batch(config, config.eval_size, config.test_len, data)
@@ -393,16 +348,6 @@ def baselines(config=None):
 METRICS = ("in_distribution", "longer_first", "longer_rest", "unseen_window")
 
 
-def rounded(value, digits=6):
-    if isinstance(value, float):
-        return round(value, digits)
-    if isinstance(value, dict):
-        return {key: rounded(item, digits) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return [rounded(item, digits) for item in value]
-    return value
-
-
 def summarize(runs):
     """Per regime, variant and metric: mean, std (sample, ddof=1; 0 for one run), min, max over the seeds.
 
@@ -413,17 +358,8 @@ def summarize(runs):
         rows = [run for run in runs if run["positional"] == variant and run["regime"] == regime]
         cell = summary.setdefault(regime, {}).setdefault(variant, {})
         for metric in METRICS:
-            values = np.array([run[metric] for run in rows])
-            std = float(values.std(ddof=1)) if len(values) > 1 else 0.0
-            cell[metric] = {
-                "mean": float(values.mean()),
-                "std": std,
-                "min": float(values.min()),
-                "max": float(values.max()),
-            }
-        per_position = np.array([[np.nan if a is None else a for a in run["per_position"]] for run in rows])
-        mean = per_position.mean(axis=0)
-        cell["per_position_mean"] = [None if np.isnan(a) else float(a) for a in mean]
+            cell[metric] = sweeps.stats([run[metric] for run in rows])
+        cell["per_position_mean"] = sweeps.mean_per_position(rows)
     return summary
 
 
@@ -433,7 +369,7 @@ def _one_run(config, regime, variant, seed):
     run = {"positional": variant, "regime": regime, "seed": seed, **evaluate(trained)}
     run["early_loss"] = float(trained.losses[: len(trained.losses) // 3].mean())  # how long it sat on the plateau
     run["final_loss"] = float(trained.losses[-20:].mean())
-    return rounded(run), trained.seconds
+    return sweeps.rounded(run), trained.seconds
 
 
 def run_sweep(config=None, *, seeds=SWEEP_SEEDS, variants=VARIANTS, regimes=REGIMES, progress=None, jobs=1):
@@ -449,23 +385,8 @@ def run_sweep(config=None, *, seeds=SWEEP_SEEDS, variants=VARIANTS, regimes=REGI
     seeds = [_validate.count("seed", s) for s in seeds]
     variants = [_validate.choice("variant", v, VARIANTS) for v in variants]
     regimes = [_validate.choice("regime", r, REGIMES) for r in regimes]
-    jobs = _validate.positive_int("jobs", jobs)
     plan = [(config, regime, variant, seed) for regime in regimes for variant in variants for seed in seeds]
-    runs = []
-
-    def record(run, seconds):
-        runs.append(run)
-        if progress is not None:
-            progress(len(runs), len(plan), {**run, "seconds": seconds})
-
-    if jobs == 1:
-        for args in plan:
-            record(*_one_run(*args))
-    else:
-        context = multiprocessing.get_context("spawn")  # a fresh interpreter: no torch state shared with the parent
-        with concurrent.futures.ProcessPoolExecutor(jobs, mp_context=context) as pool:
-            for run, seconds in pool.map(_one_run, *zip(*plan, strict=True)):
-                record(run, seconds)
+    runs = sweeps.run_plan(_one_run, plan, jobs=jobs, progress=progress)
     return {
         "description": "Shift-by-k task, tiny Transformer encoder: accuracy with no / learned / sinusoidal / "
         "rotary positions, trained from position 0 or on windows at random offsets",
@@ -474,15 +395,10 @@ def run_sweep(config=None, *, seeds=SWEEP_SEEDS, variants=VARIANTS, regimes=REGI
         "config": dataclasses.asdict(config),
         "seeds": seeds,
         "regimes": regimes,
-        "baselines": rounded(baselines(config)),
-        "summary": rounded(summarize(runs)),
+        "baselines": sweeps.rounded(baselines(config)),
+        "summary": sweeps.rounded(summarize(runs)),
         "runs": runs,
     }
-
-
-def results_json(results):
-    """The results dict as the exact text written to the results file (sorted keys, 1 space indent)."""
-    return json.dumps(results, indent=1, sort_keys=True) + "\n"
 
 
 def load_results():
@@ -504,33 +420,16 @@ def _print_table(results):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description="Run the learned-versus-fixed sweep and write its results file.")
-    parser.add_argument("--seeds", type=int, nargs="+", default=list(SWEEP_SEEDS), help="training seeds")
-    parser.add_argument("--out", type=Path, default=RESULTS_PATH, help="results file (default: %(default)s)")
-    parser.add_argument("--check", action="store_true", help="compare with the file at --out instead of writing it")
-    parser.add_argument("--jobs", type=int, default=1, help="models trained at once (same results for any value)")
-    args = parser.parse_args(argv)
-
-    def report(done, total, run):
-        print(
-            f"[{done:2d}/{total}] {run['regime']:<13} {run['positional']:<10} seed {run['seed']}: "
-            + ", ".join(f"{m} {run[m]:.3f}" for m in METRICS)
-            + f"   ({run['seconds']:.1f} s)",
-            flush=True,
-        )
-
-    start = time.perf_counter()
-    results = run_sweep(seeds=args.seeds, progress=report, jobs=args.jobs)
-    print(f"sweep took {time.perf_counter() - start:.0f} s")
-    _print_table(results)
-    text = results_json(results)
-    if args.check:
-        same = args.out.exists() and args.out.read_text(encoding="utf-8") == text
-        print(f"{'identical to' if same else 'DIFFERS from'} {args.out}")
-        return 0 if same else 1
-    args.out.write_text(text, encoding="utf-8")
-    print(f"wrote {args.out}")
-    return 0
+    return sweeps.command_line(
+        argv,
+        description="Run the learned-versus-fixed sweep and write its results file.",
+        run_sweep=run_sweep,
+        seeds=SWEEP_SEEDS,
+        results_path=RESULTS_PATH,
+        label=lambda run: f"{run['regime']:<13} {run['positional']:<10}",
+        metrics=METRICS,
+        print_results=_print_table,
+    )
 
 
 if __name__ == "__main__":

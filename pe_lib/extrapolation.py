@@ -19,11 +19,8 @@ and after a few fine-tuning steps at that length.
     python -m pe_lib.extrapolation --check      # rerun it and compare with the committed file
 """
 
-import argparse
-import concurrent.futures
 import dataclasses
 import json
-import multiprocessing
 import sys
 import time
 from pathlib import Path
@@ -32,10 +29,10 @@ import numpy as np
 import torch
 from torch import nn
 
-from . import _validate
+from . import _validate, sweeps
 from .data import load_json
 from .decoder import EXTENSIONS, VARIANTS, TinyDecoder
-from .experiments import IGNORE, masked_accuracy, reproducible, results_json, rounded
+from .experiments import IGNORE, masked_accuracy
 
 TASKS = ("shift", "local_max")
 METRICS = ("in_distribution", "at_2x", "at_4x", "unseen_window")
@@ -189,7 +186,7 @@ def train(positional, task="shift", config=None, *, seed=0, progress=None):
     seed = _validate.count("seed", seed)
     if progress is not None and not callable(progress):
         raise TypeError(f"progress must be a function progress(step, steps, loss) or None, got {progress!r}")
-    with reproducible(config.threads), torch.inference_mode(False), torch.enable_grad():
+    with sweeps.reproducible(config.threads), torch.inference_mode(False), torch.enable_grad():
         torch.manual_seed(seed)
         model = TinyDecoder(positional, config)
         data = torch.Generator().manual_seed(1_000_003 + seed)
@@ -229,7 +226,7 @@ def _test_sets(task, config):
 def evaluate(model, task, config):
     """Accuracies in [0, 1] on the four test sets (METRICS), and per_position: accuracy at each position of 4x."""
     config = _config(config)
-    with reproducible(config.threads), torch.no_grad():
+    with sweeps.reproducible(config.threads), torch.no_grad():
         results, per_position = {}, None
         for name, (tokens, targets, start, scored) in _test_sets(task, config).items():
             hits = model(tokens, start).argmax(-1) == targets
@@ -272,7 +269,7 @@ def extend_and_finetune(trained, method, factor, *, seed=0):
             scores[f"after_{step}"] = evaluate(model, trained.task, config)[test]
             model.train()
 
-    with reproducible(config.threads), torch.inference_mode(False), torch.enable_grad():
+    with sweeps.reproducible(config.threads), torch.inference_mode(False), torch.enable_grad():
         torch.manual_seed(seed)
         data = torch.Generator().manual_seed(2_000_003 + seed)
         _fit(
@@ -292,12 +289,6 @@ def extend_and_finetune(trained, method, factor, *, seed=0):
 # --- the sweep ------------------------------------------------------------------------------
 
 
-def _stats(values):
-    values = np.asarray(values, dtype=float)
-    std = float(values.std(ddof=1)) if len(values) > 1 else 0.0
-    return {"mean": float(values.mean()), "std": std, "min": float(values.min()), "max": float(values.max())}
-
-
 def summarize(runs):
     """summary[task][variant][metric] and summary[task]["extension"][method][factor][when]: mean, std (ddof=1),
     min, max over the seeds; summary[task][variant]["per_position_mean"] at 4x the trained length."""
@@ -306,15 +297,14 @@ def summarize(runs):
         rows = [run for run in runs if run["task"] == task and run["positional"] == variant]
         cell = summary.setdefault(task, {}).setdefault(variant, {})
         for metric in (*METRICS, "final_loss"):
-            cell[metric] = _stats([run[metric] for run in rows])
-        per_position = np.array([[np.nan if a is None else a for a in run["per_position"]] for run in rows])
-        cell["per_position_mean"] = [None if np.isnan(a) else float(a) for a in per_position.mean(axis=0)]
+            cell[metric] = sweeps.stats([run[metric] for run in rows])
+        cell["per_position_mean"] = sweeps.mean_per_position(rows)
         extended = [run["extension"] for run in rows if "extension" in run]
         if extended:
             summary[task]["extension"] = {
                 method: {
                     factor: {
-                        when: _stats([e[method][factor][when] for e in extended])
+                        when: sweeps.stats([e[method][factor][when] for e in extended])
                         for when in extended[0][method][factor]
                     }
                     for factor in extended[0][method]
@@ -335,7 +325,7 @@ def one_run(config, task, variant, seed, extend=True):
             method: {str(f): extend_and_finetune(trained, method, f, seed=seed) for f in FACTORS}
             for method in EXTENSIONS
         }
-    return rounded(run), trained.seconds
+    return sweeps.rounded(run), trained.seconds
 
 
 def run_sweep(config=None, *, seeds=SWEEP_SEEDS, tasks=TASKS, variants=VARIANTS, progress=None, jobs=1):
@@ -347,23 +337,8 @@ def run_sweep(config=None, *, seeds=SWEEP_SEEDS, tasks=TASKS, variants=VARIANTS,
     seeds = [_validate.count("seed", s) for s in seeds]
     tasks = [_validate.choice("task", t, TASKS) for t in tasks]
     variants = [_validate.choice("variant", v, VARIANTS) for v in variants]
-    jobs = _validate.positive_int("jobs", jobs)
     plan = [(config, task, variant, seed) for task in tasks for variant in variants for seed in seeds]
-    runs = []
-
-    def record(run, seconds):
-        runs.append(run)
-        if progress is not None:
-            progress(len(runs), len(plan), {**run, "seconds": seconds})
-
-    if jobs == 1:
-        for args in plan:
-            record(*one_run(*args))
-    else:
-        context = multiprocessing.get_context("spawn")
-        with concurrent.futures.ProcessPoolExecutor(jobs, mp_context=context) as pool:
-            for run, seconds in pool.map(one_run, *zip(*plan, strict=True)):
-                record(run, seconds)
+    runs = sweeps.run_plan(one_run, plan, jobs=jobs, progress=progress)
     return {
         "description": "Causal tiny decoder trained at train_len on relative-rule tasks, tested at 2x and 4x the "
         "length and on unseen positions, for seven position methods; RoPE's context extensions at 2x and 4x",
@@ -371,8 +346,8 @@ def run_sweep(config=None, *, seeds=SWEEP_SEEDS, tasks=TASKS, variants=VARIANTS,
         "torch_version": torch.__version__.split("+")[0],
         "config": json.loads(json.dumps(dataclasses.asdict(config))),  # tuples as JSON lists
         "seeds": seeds,
-        "chance": rounded(1.0 / config.vocab_size),
-        "summary": rounded(summarize(runs)),
+        "chance": sweeps.rounded(1.0 / config.vocab_size),
+        "summary": sweeps.rounded(summarize(runs)),
         "runs": runs,
     }
 
@@ -417,34 +392,16 @@ def print_extension_table(results):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description="Run the length-generalisation sweep and write its results file.")
-    parser.add_argument("--seeds", type=int, nargs="+", default=list(SWEEP_SEEDS), help="training seeds")
-    parser.add_argument("--out", type=Path, default=RESULTS_PATH, help="results file (default: %(default)s)")
-    parser.add_argument("--check", action="store_true", help="compare with the file at --out instead of writing it")
-    parser.add_argument("--jobs", type=int, default=1, help="models trained at once (same results for any value)")
-    args = parser.parse_args(argv)
-
-    def report(done, total, run):
-        print(
-            f"[{done:2d}/{total}] {run['task']:<9} {run['positional']:<10} seed {run['seed']}: "
-            + ", ".join(f"{m} {run[m]:.3f}" for m in METRICS)
-            + f"   ({run['seconds']:.1f} s)",
-            flush=True,
-        )
-
-    start = time.perf_counter()
-    results = run_sweep(seeds=args.seeds, progress=report, jobs=args.jobs)
-    print(f"sweep took {time.perf_counter() - start:.0f} s")
-    print_table(results)
-    print_extension_table(results)
-    text = results_json(results)
-    if args.check:
-        same = args.out.exists() and args.out.read_text(encoding="utf-8") == text
-        print(f"{'identical to' if same else 'DIFFERS from'} {args.out}")
-        return 0 if same else 1
-    args.out.write_text(text, encoding="utf-8")
-    print(f"wrote {args.out}")
-    return 0
+    return sweeps.command_line(
+        argv,
+        description="Run the length-generalisation sweep and write its results file.",
+        run_sweep=run_sweep,
+        seeds=SWEEP_SEEDS,
+        results_path=RESULTS_PATH,
+        label=lambda run: f"{run['task']:<9} {run['positional']:<10}",
+        metrics=METRICS,
+        print_results=lambda results: (print_table(results), print_extension_table(results)),
+    )
 
 
 if __name__ == "__main__":

@@ -1,4 +1,5 @@
-"""torch modules that put positions into a model: sinusoidal, learned, and the full input path.
+"""torch modules that put positions into a model: sinusoidal, learned, and the full input path;
+and the pre-norm attention layer the experiments' tiny models stack (notebooks 05 and 08).
 
 Shapes follow torch's convention: batch_first=True means (batch, seq, d_model), False means
 (seq, batch, d_model); a 2-D input is one unbatched sequence (seq, d_model). The table is
@@ -210,3 +211,46 @@ class TransformerEmbedding(nn.Module):
         elif self.segment is not None:
             x = x + self.segment.weight[0]  # like BERT: no segment ids means every token is in segment 0
         return self.dropout(x)
+
+
+class PreNormLayer(nn.Module):
+    """A pre-norm Transformer layer: self-attention, then a feed-forward block, each with a residual.
+
+    forward(x (batch, seq, d_model), positions=None, bias=None) -> (batch, seq, d_model).
+    rotary (a RotaryEmbedding or None) turns q and k at `positions` (None: 0..seq-1, from its cache);
+    causal lets each position attend to itself and the past only; bias (heads, seq, seq), if given,
+    is added to the logits (ALiBi, T5) and must hold the causal mask itself; logit_scale multiplies
+    the logits (YaRN's temperature). Not causal and without rotary, it computes what
+    nn.TransformerEncoderLayer(norm_first=True, dropout=0) computes.
+    """
+
+    def __init__(self, d_model, num_heads, dim_feedforward, *, causal=False, rotary=None):
+        super().__init__()
+        self.num_heads = num_heads
+        self.causal = causal
+        self.norm_attention = nn.LayerNorm(d_model)
+        self.qkv = nn.Linear(d_model, 3 * d_model)
+        self.out = nn.Linear(d_model, d_model)
+        self.norm_feedforward = nn.LayerNorm(d_model)
+        self.feedforward = nn.Sequential(
+            nn.Linear(d_model, dim_feedforward), nn.ReLU(), nn.Linear(dim_feedforward, d_model)
+        )
+        self.rotary = rotary
+        self.logit_scale = 1.0
+
+    def forward(self, x, positions=None, bias=None):
+        batch, seq, d_model = x.shape
+        heads = self.qkv(self.norm_attention(x)).view(batch, seq, 3, self.num_heads, -1).permute(2, 0, 3, 1, 4)
+        q, k, v = heads[0], heads[1], heads[2]  # each (batch, heads, seq, head_dim)
+        if self.rotary is not None:
+            q, k = self.rotary(q, k, positions)
+        attended = nn.functional.scaled_dot_product_attention(
+            q,
+            k,
+            v,
+            attn_mask=bias,
+            is_causal=self.causal and bias is None,
+            scale=self.logit_scale / math.sqrt(q.shape[-1]),
+        )
+        x = x + self.out(attended.transpose(1, 2).reshape(batch, seq, d_model))
+        return x + self.feedforward(self.norm_feedforward(x))

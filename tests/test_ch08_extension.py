@@ -220,3 +220,9 @@ def test_hints_come_in_three_tiers_and_the_last_is_a_right_answer(checker):
         checker(stub, hint=4)
     with pytest.raises(TypeError, match="hint"):
         checker(stub, hint=True)
+
+
+def test_unseen_pairs_of_a_rescaled_model_compare_with_the_trained_angles():
+    theta = pe_lib.rope_frequencies(128, base=1e4)
+    assert ch08.unseen_pairs(theta, 4096, 4 * 4096, scaled=theta / 4).sum() == 0  # position interpolation
+    assert ch08.unseen_pairs(theta, 4096, 4 * 4096, scaled=theta).sum() == 18  # unchanged: as without scaled

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-from pe_lib import experiments
+from pe_lib import experiments, sweeps
 
 
 @pytest.mark.parametrize("context", [torch.no_grad, torch.inference_mode])
@@ -262,10 +262,10 @@ def test_sweep_summarises_every_variant_and_seed_and_is_reproducible():
         assert stats["min"] <= stats["mean"] <= stats["max"]
         assert len(metrics["per_position_mean"]) == TINY.test_len
     assert results["config"]["steps"] == TINY.steps and results["seeds"] == [0, 1]
-    text = experiments.results_json(results)
+    text = sweeps.results_json(results)
     assert json.loads(text) == results
     again = experiments.run_sweep(TINY, seeds=(0, 1), regimes=("random_offset",), jobs=2)  # in two processes
-    assert experiments.results_json(again) == text
+    assert sweeps.results_json(again) == text
 
 
 def test_summary_of_one_seed_has_zero_spread():

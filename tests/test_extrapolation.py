@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-from pe_lib import decoder
+from pe_lib import decoder, sweeps
 from pe_lib import extrapolation as ex
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -142,10 +142,10 @@ def test_sweep_summarises_every_run_and_is_the_same_in_two_processes():
     assert summary["rope"]["at_2x"]["std"] == pytest.approx(np.std(values, ddof=1), abs=1e-6)
     assert set(summary["extension"]) == set(decoder.EXTENSIONS)
     assert list(summary["extension"]["yarn"]["4"]) == ["zero_shot", "after_2", "after_4"]
-    text = ex.results_json(results)
+    text = sweeps.results_json(results)
     assert json.loads(text) == results
     again = ex.run_sweep(TINY, seeds=(0, 1), tasks=("shift",), variants=("none", "rope"), jobs=2)
-    assert ex.results_json(again) == text
+    assert sweeps.results_json(again) == text
 
 
 def test_main_writes_the_results_file_and_checks_it(tmp_path, monkeypatch, capsys):
@@ -173,7 +173,7 @@ def test_committed_results_cover_every_task_variant_and_five_seeds():
     assert {(r["task"], r["positional"], r["seed"]) for r in results["runs"]} == {
         (t, v, s) for t in ex.TASKS for v in ex.VARIANTS for s in results["seeds"]
     }
-    assert ex.rounded(ex.summarize(results["runs"])) == results["summary"]  # the summary is of these runs
+    assert sweeps.rounded(ex.summarize(results["runs"])) == results["summary"]  # the summary is of these runs
 
 
 def test_the_majority_baseline_is_about_chance_for_shift_and_higher_for_local_max():
