@@ -162,17 +162,25 @@ def _describe(value):
 
 
 def as_numbers(value):
-    """A learner's result (NumPy array, torch tensor incl. bfloat16 or requiring grad, list) as float64, or None."""
+    """A learner's result (NumPy array, torch tensor incl. bfloat16 or requiring grad, list) as float64, or None.
+
+    None too for what only looks numeric: strings ("0.5" would convert), complex numbers (float64
+    would silently drop the imaginary part) and objects; a grader then reports the type it got.
+    """
     if value is None or isinstance(value, (str, bytes, dict)):
         return None
     if hasattr(value, "detach") and hasattr(value, "is_floating_point"):
         value = value.detach().cpu()
+        if value.is_complex():
+            return None
         value = (value.double() if value.is_floating_point() else value).numpy()
     try:
-        array = np.asarray(value, dtype=np.float64)
+        raw = np.asarray(value)
     except (TypeError, ValueError, RuntimeError):
         return None
-    return array
+    if raw.dtype.kind not in "biuf":  # strings (U, S), objects (O), complex (c), dates
+        return None
+    return raw.astype(np.float64)
 
 
 def tolerance_for(value, base=1e-3):
