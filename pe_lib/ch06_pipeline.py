@@ -1,6 +1,7 @@
 """The embedding pipeline: token + position (+ segment) (used in notebook 06).
 
-Its figures, its explorers and the graders of its exercises.
+Its figures and its explorers; the graders of its exercises are in pe_lib/ch06_pipeline_exercises.py and
+importable from here, as notebook 06 calls them (ch06.check_...).
 """
 
 import itertools
@@ -12,9 +13,9 @@ import numpy as np
 import torch
 
 from . import _validate, analysis, encodings, modules
+from .ch06_pipeline_exercises import check_batch_first_positional, check_embedding_forward  # noqa: F401 (ch06.check_...)
 from .explorer import Explorer
 from .figures import floats, new_axes, style_figsize
-from .grading import Feedback, hint_level, run_safely, with_hints
 
 
 def heatmap_row(panels, *, title, xlabel="dimension", ylabel="position", colorbar_label="value", row_labels=None):
@@ -231,7 +232,8 @@ class DropoutExplorer(Explorer):
 
     Left: the output; dropped entries are exactly 0. Right: output against input; kept
     entries lie on the line y = x / (1 - p). The mask for each p is drawn from a fixed seed
-    (torch's global random state is left untouched).
+    (torch's global random state is left untouched). After each update, `dropped_share` is the
+    share of entries the mask dropped (zeros that x already held are not counted as dropped).
     """
 
     def __init__(self, x=None, *, p=0.1, seed=0):
@@ -292,230 +294,28 @@ class DropoutExplorer(Explorer):
             torch.manual_seed(self.seed)
             return torch.nn.functional.dropout(self.x, p=p, training=True)
 
+    def kept(self, p):
+        """The entries that output(p) keeps (bool, the shape of x): its dropout mask, read off a tensor of ones.
+
+        A zero of x (padding, say) stays zero whether or not it is dropped, so zeros of the output do
+        not count the dropped entries; the mask does.
+        """
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(self.seed)  # the same draw as output(p): same seed, same shape
+            return torch.nn.functional.dropout(torch.ones_like(self.x), p=p, training=True) != 0
+
     def draw(self, p):
         y = self.output(p)
         self.heat.set_data(y.numpy())
         self.points.set_offsets(list(zip(self.x.flatten().tolist(), y.flatten().tolist(), strict=True)))
         self.kept_line.set_ydata(self.span / (1 - p))
         self.right.set_ylim(1.1 * self.span / (1 - p))
-        dropped = float((y == 0).float().mean())
-        self.title.set_text(f"p = {p:.2f}: {100 * dropped:.0f}% of entries zeroed, the rest x {1 / (1 - p):.2f}")
+        self.dropped_share = 1.0 - float(self.kept(p).float().mean())
+        self.title.set_text(
+            f"p = {p:.2f}: {100 * self.dropped_share:.0f}% of entries dropped, the rest x {1 / (1 - p):.2f}"
+        )
 
     def animated_artists(self):
         # p moves the right panel's y range: its y axis and the y = x line move with it.
         right = self.right
         return (self.heat, self.points, self.kept_line, right.lines[1], right.yaxis, right.get_legend(), self.title)
-
-
-def _pipeline_pe_rows(seq_len, d_model, **kwargs):
-    """Rows 0..seq_len-1 of the sinusoidal table as a float32 tensor (seq_len, d_model)."""
-    return torch.from_numpy(encodings.sinusoidal_encoding(seq_len, d_model, dtype=np.float32, **kwargs))
-
-
-def _pipeline_same(a, b):
-    """True if b, broadcast to the shape of a, equals a to float32 rounding."""
-    try:
-        b = b.expand_as(a)
-    except RuntimeError:
-        return False
-    return torch.allclose(a, b.to(a.dtype), atol=1e-4, rtol=1e-4)
-
-
-_BATCH_FIRST_HINTS = (
-    "In a batch-first input of shape (batch, seq, emb_size), which dimension runs over the positions? "
-    "Which length does the snippet slice its table by?",
-    "Slice the table by the sequence length, token_embedding.size(1). The snippet's table has shape "
-    "(maxlen, 1, d), laid out for (seq, batch, d) input; for (batch, seq, d) input its rows must broadcast "
-    "as (1, seq, d).",
-    "Rows 0 .. seq-1 as (seq, d), then a leading batch axis (1, seq, d):\n"
-    "    return self.dropout(token_embedding + self.pos_embedding[: token_embedding.size(1), 0].unsqueeze(0))",
-)
-
-
-def check_batch_first_positional(module_class, *, hint=0):
-    """Grade a fixed version of the PyTorch snippet's PositionalEncoding for batch-first input.
-
-    module_class(emb_size, dropout) must build a module whose forward(x), for x of shape
-    (batch, seq, emb_size), returns x + PE[:seq] (the interleaved sinusoidal table, one row per
-    position along dim 1), with the shape of x.
-    hint: 0 for the verdict alone, 1..3 for more and more direct hints (3: the fixed line).
-    """
-    shown = hint_level(hint, _BATCH_FIRST_HINTS)
-    with torch.random.fork_rng(devices=[]):  # leave the caller's random numbers alone
-        torch.manual_seed(0)  # and run the same way on every call
-        feedback = _check_batch_first_positional(module_class)
-    return with_hints(feedback, _BATCH_FIRST_HINTS, shown)
-
-
-def _check_batch_first_positional(module_class):
-    exercise = "batch-first positional encoding"
-    d_model = 12
-    module, failure = run_safely(exercise, module_class, d_model, 0.0)
-    if failure is not None:
-        return failure
-    if hasattr(module, "eval"):
-        module.eval()
-    generator = torch.Generator().manual_seed(6)
-    layout = (
-        "Which axis of the table must its positions lie on to line up with the seq axis of (batch, seq, d)?",
-        "Take the rows as (seq, d), slicing by x.size(1), and add a leading batch axis: (1, seq, d).",
-    )
-    for batch, seq in ((3, 5), (4, 2), (1, 7)):
-        x = torch.randn(batch, seq, d_model, generator=generator)
-        out, failure = run_safely(exercise, module, x.clone())
-        if failure is not None:
-            if "must match the size" in failure.message:
-                return Feedback(
-                    exercise,
-                    False,
-                    f"{failure.message}. The table from unsqueeze(-2) has shape (maxlen, 1, d): that layout is "
-                    "for (seq, batch, d) input",
-                    layout,
-                )
-            return failure
-        if not isinstance(out, torch.Tensor):
-            return Feedback(exercise, False, f"forward must return a torch tensor, got {type(out).__name__}")
-        if out.shape != x.shape:
-            return Feedback(
-                exercise,
-                False,
-                f"for input shape {tuple(x.shape)} your output has shape {tuple(out.shape)}: the table broadcast "
-                "against the input",
-                layout,
-            )
-        out = out.detach().to(torch.float32)
-        pe = _pipeline_pe_rows(seq, d_model)
-        if _pipeline_same(out, x + pe):
-            continue
-        delta = out - x
-        if _pipeline_same(out, x):
-            return Feedback(exercise, False, "your output equals the input: no positions were added")
-        by_batch = _pipeline_pe_rows(batch, d_model)[:, None, :].expand(batch, seq, d_model)
-        if _pipeline_same(delta, by_batch):
-            # The stub's mistake: say what the learner's output holds, not which size to slice by.
-            return Feedback(
-                exercise,
-                False,
-                "every token of sentence b got the row PE[b]: positions are assigned by batch index, and all "
-                "tokens of one sentence share one position",
-            )
-        if _pipeline_same(delta, _pipeline_pe_rows(seq + 1, d_model)[1:]):
-            return Feedback(exercise, False, "your positions start at 1; the first token has position 0")
-        swapped = torch.stack([pe[:, 1::2], pe[:, 0::2]], dim=-1).reshape(seq, d_model)
-        if _pipeline_same(delta, swapped):
-            return Feedback(
-                exercise,
-                False,
-                "your sin and cos columns are swapped",
-                ("Keep the snippet's table as it is: column 2i is sin, 2i+1 is cos.",),
-            )
-        if _pipeline_same(delta, _pipeline_pe_rows(seq, d_model, layout="concatenated")):
-            return Feedback(
-                exercise,
-                False,
-                "you used the concatenated layout [sin... | cos...]",
-                ("Keep the snippet's table as it is: here sin and cos interleave (2i sin, 2i+1 cos).",),
-            )
-        ratio = float((delta * pe).sum() / (pe * pe).sum() / batch)  # least-squares scale of PE in delta
-        if abs(ratio - 1.0) > 1e-3 and _pipeline_same(delta, ratio * pe):
-            return Feedback(
-                exercise,
-                False,
-                f"you add {ratio:.3g} x PE instead of PE itself",
-                ("Where does the factor come from? The table is added as it is, unscaled.",),
-            )
-        error = float((out - (x + pe)).abs().max())
-        return Feedback(
-            exercise,
-            False,
-            f"for input shape {tuple(x.shape)} the output differs from x + PE[:seq] by up to {error:.3g}",
-        )
-    return Feedback(
-        exercise, True, "positions run along dim 1 of a (batch, seq, d) input, for every batch size and length"
-    )
-
-
-_EMBEDDING_HINTS = (
-    "The model input is the sum of a token part and a position part. Is the token part used at the table's "
-    "own (small) scale, and where do the position rows come from?",
-    "Multiply the looked-up token vectors, and only them, by sqrt(d_model); then add the sinusoidal rows of "
-    "positions 0 .. seq-1 (pe_lib.sinusoidal_encoding(seq, d_model)), which broadcast over the batch.",
-    "Scaled token vectors plus the rows of positions 0 .. seq-1:\n"
-    "    d_model = token_table.shape[1]\n"
-    "    pe = torch.from_numpy(pe_lib.sinusoidal_encoding(token_ids.shape[1], d_model)).to(token_table.dtype)\n"
-    "    return token_table[token_ids] * math.sqrt(d_model) + pe",
-)
-
-
-def check_embedding_forward(function, *, hint=0):
-    """Grade function(token_ids, token_table) -> token_table[token_ids] * sqrt(d_model) + PE[:seq].
-
-    token_ids: a LongTensor (batch, seq); token_table: (vocab, d_model). The result must equal
-    pe_lib.TransformerEmbedding (sinusoidal positions, no segments, no dropout) with that table.
-    hint: 0 for the verdict alone, 1..3 for more and more direct hints (3: the formula).
-    """
-    shown = hint_level(hint, _EMBEDDING_HINTS)
-    with torch.random.fork_rng(devices=[]):  # leave the caller's random numbers alone
-        torch.manual_seed(0)  # and run the same way on every call
-        feedback = _check_embedding_forward(function)
-    return with_hints(feedback, _EMBEDDING_HINTS, shown)
-
-
-def _check_embedding_forward(function):
-    exercise = "embedding forward"
-    vocab, d_model = 20, 16
-    generator = torch.Generator().manual_seed(60)
-    table = torch.randn(vocab, d_model, generator=generator) * d_model**-0.5
-    reference_module = modules.TransformerEmbedding(vocab, d_model, dropout=0.0).eval()
-    with torch.no_grad():
-        reference_module.token.weight.copy_(table)
-    for batch, seq in ((2, 6), (3, 2)):
-        ids = torch.randint(0, vocab, (batch, seq), generator=generator)
-        out, failure = run_safely(exercise, function, ids.clone(), table.clone())
-        if failure is not None:
-            return failure
-        if not isinstance(out, torch.Tensor):
-            return Feedback(exercise, False, f"return a torch tensor, got {type(out).__name__}")
-        out = out.detach().to(torch.float32)
-        with torch.no_grad():
-            reference = reference_module(ids)
-        if out.shape != reference.shape:
-            return Feedback(
-                exercise,
-                False,
-                f"for token_ids of shape {tuple(ids.shape)} your output has shape {tuple(out.shape)}; "
-                f"expected {tuple(reference.shape)} = (batch, seq, d_model)",
-            )
-        if _pipeline_same(out, reference):
-            continue
-        tokens, pe, root = table[ids], _pipeline_pe_rows(seq, d_model), d_model**0.5
-        scale = ("Which part does the scale belong to: the token vectors, the positions, or both?",)
-        positions = (
-            "Which rows of the sinusoidal table does a sequence of seq tokens need, and along which axis of "
-            "token_ids do the positions run?",
-        )
-        # (candidate, symptom, own hint tiers): a recognised mistake is named, its fix is in the tiers.
-        mistakes = (
-            (tokens + pe, "you forgot to multiply the token vectors by sqrt(d_model)", ()),
-            ((tokens + pe) * root, "you scaled the sum: the positions were multiplied too", scale),
-            (tokens * d_model + pe, "you multiplied by d_model, not by its square root", ()),
-            (tokens / root + pe, "you divided by sqrt(d_model): the token part is d_model times too small", ()),
-            (tokens, "you return the token vectors alone (token_table[token_ids], unchanged)", ()),
-            (tokens * root, "no positions were added", positions),
-            (
-                tokens * root + _pipeline_pe_rows(batch, d_model)[:, None, :],
-                "positions were assigned by batch index: every token of sentence b got PE[b]",
-                positions,
-            ),
-            (
-                tokens * root + _pipeline_pe_rows(seq + 1, d_model)[1:],
-                "your positions start at 1; the first token is at 0",
-                (),
-            ),
-        )
-        for candidate, symptom, hints in mistakes:
-            if _pipeline_same(out, candidate):
-                return Feedback(exercise, False, symptom, hints)
-        error = float((out - reference).abs().max())
-        return Feedback(exercise, False, f"your output differs from the reference by up to {error:.3g}")
-    return Feedback(exercise, True, "token_table[ids] * sqrt(d_model) + PE[:seq], as pe_lib.TransformerEmbedding")

@@ -1,4 +1,4 @@
-"""Notebook 06 (the embedding pipeline): plots, explorers and exercise checkers added for it."""
+"""Notebook 06 (the embedding pipeline): plots and explorers (its graders: test_ch06_pipeline_exercises.py)."""
 
 import math
 
@@ -8,9 +8,7 @@ import numpy as np
 import pytest
 import torch
 from test_figures import text_problems
-from torch import nn
 
-import pe_lib
 from pe_lib import analysis, figures
 from pe_lib import ch06_pipeline as ch06
 from pe_lib.explorer import Explorer
@@ -153,212 +151,15 @@ def test_dropout_explorer_rejects_a_batch():
         ch06.DropoutExplorer(np.zeros((2, 3, 4)))
 
 
-# --- exercises: batch-first positional encoding -----------------------------------------------
-
-
-class SnippetPositionalEncoding(nn.Module):
-    """The PyTorch snippet's module (sequence-first table (maxlen, 1, d), sliced by x.size(0))."""
-
-    def __init__(self, emb_size, dropout, maxlen=5000):
-        super().__init__()
-        den = torch.exp(-torch.arange(0, emb_size, 2) * math.log(10000) / emb_size)
-        pos = torch.arange(0, maxlen).reshape(maxlen, 1)
-        table = torch.zeros((maxlen, emb_size))
-        table[:, 0::2] = torch.sin(pos * den)
-        table[:, 1::2] = torch.cos(pos * den)
-        self.dropout = nn.Dropout(dropout)
-        self.register_buffer("pos_embedding", table.unsqueeze(-2))
-
-    def forward(self, x):
-        return self.dropout(x + self.pos_embedding[: x.size(0), :])
-
-    def rows(self, x):
-        return self.pos_embedding[: x.size(1), 0]
-
-
-class Fixed(SnippetPositionalEncoding):
-    def forward(self, x):
-        return self.dropout(x + self.rows(x).unsqueeze(0))
-
-
-class KeepsLayout(SnippetPositionalEncoding):
-    def forward(self, x):
-        return x + self.pos_embedding[: x.size(1)]
-
-
-class Unchanged(SnippetPositionalEncoding):
-    def forward(self, x):
-        return x
-
-
-class StartsAtOne(SnippetPositionalEncoding):
-    def forward(self, x):
-        return x + self.pos_embedding[1 : x.size(1) + 1, 0]
-
-
-class Swapped(SnippetPositionalEncoding):
-    def forward(self, x):
-        rows = self.rows(x)
-        return x + torch.stack([rows[:, 1::2], rows[:, 0::2]], dim=-1).reshape(rows.shape)
-
-
-class Concatenated(SnippetPositionalEncoding):
-    def forward(self, x):
-        rows = self.rows(x)
-        return x + torch.cat([rows[:, 0::2], rows[:, 1::2]], dim=-1)
-
-
-class Scaled(SnippetPositionalEncoding):
-    def forward(self, x):
-        return x + 2 * self.rows(x)
-
-
-class Broadcasts(SnippetPositionalEncoding):
-    def forward(self, x):
-        return x.unsqueeze(0) + self.rows(x)[:, None, None, :][:1]
-
-
-class ReturnsArray(Fixed):
-    def forward(self, x):
-        return super().forward(x).numpy()
-
-
-class NoisyTail(Fixed):
-    def forward(self, x):
-        out = super().forward(x)
-        out[..., -1] += 0.5
-        return out
-
-
-def test_batch_first_checker_passes_correct_modules():
-    assert ch06.check_batch_first_positional(Fixed).passed
-    assert ch06.check_batch_first_positional(lambda d, p: pe_lib.SinusoidalPositionalEncoding(d, dropout=p))
-
-
-def test_batch_first_checker_switches_dropout_off():
-    feedback = ch06.check_batch_first_positional(lambda d, p: Fixed(d, 0.5))
-    assert feedback.passed, feedback  # the checker puts the module in eval mode
-
-
-@pytest.mark.parametrize(
-    ("module_class", "hint"),
-    [
-        (SnippetPositionalEncoding, "by batch index"),
-        (KeepsLayout, "(maxlen, 1, d)"),
-        (Unchanged, "no positions were added"),
-        (StartsAtOne, "start at 1"),
-        (Swapped, "sin and cos columns are swapped"),
-        (Concatenated, "concatenated layout"),
-        (Scaled, "instead of PE itself"),
-        (Broadcasts, "broadcast"),
-        (ReturnsArray, "must return a torch tensor"),
-        (NoisyTail, "differs from x + PE[:seq]"),
-    ],
-)
-def test_batch_first_checker_names_the_mistake(module_class, hint):
-    feedback = ch06.check_batch_first_positional(module_class)
-    assert not feedback.passed
-    assert hint in feedback.message, feedback.message
-    assert str(feedback).startswith("[batch-first positional encoding] Not yet: ")
-    assert len(ch06.check_batch_first_positional(module_class, hint=3).hints) == 3
-
-
-def test_batch_first_checker_reports_a_failing_constructor():
-    def broken(emb_size, dropout):
-        raise NotImplementedError("write me")
-
-    feedback = ch06.check_batch_first_positional(broken)
-    assert not feedback.passed and "NotImplementedError: write me" in feedback.message
-
-
-# --- exercises: embedding forward ---------------------------------------------------------------
-
-
-def _pe(seq, d_model):
-    return torch.from_numpy(pe_lib.sinusoidal_encoding(seq, d_model)).float()
-
-
-def correct_embed(ids, table):
-    return table[ids] * math.sqrt(table.shape[1]) + _pe(ids.shape[1], table.shape[1])
-
-
-def test_embedding_checker_passes_the_reference_and_float64():
-    assert ch06.check_embedding_forward(correct_embed).passed
-    assert ch06.check_embedding_forward(lambda ids, table: correct_embed(ids, table.double())).passed
-
-
-def _batch_index(ids, table):
-    return table[ids] * math.sqrt(table.shape[1]) + _pe(ids.shape[0], table.shape[1])[:, None]
-
-
-@pytest.mark.parametrize(
-    ("function", "hint"),
-    [
-        (lambda ids, table: table[ids] + _pe(ids.shape[1], table.shape[1]), "forgot to multiply"),
-        (lambda ids, table: correct_embed(ids, table) * math.sqrt(table.shape[1]) ** 0, None),
-        (
-            lambda ids, table: (table[ids] + _pe(ids.shape[1], table.shape[1])) * math.sqrt(table.shape[1]),
-            "you scaled the sum",
-        ),
-        (lambda ids, table: table[ids] * table.shape[1] + _pe(ids.shape[1], table.shape[1]), "multiplied by d_model"),
-        (lambda ids, table: table[ids] / math.sqrt(table.shape[1]) + _pe(ids.shape[1], table.shape[1]), "divided"),
-        (lambda ids, table: table[ids], "token vectors alone"),
-        (lambda ids, table: table[ids] * math.sqrt(table.shape[1]), "no positions were added"),
-        (_batch_index, "by batch index"),
-        (
-            lambda ids, table: table[ids] * math.sqrt(table.shape[1]) + _pe(ids.shape[1] + 1, table.shape[1])[1:],
-            "start at 1",
-        ),
-        (lambda ids, table: correct_embed(ids, table)[0], "expected (2, 6, 16)"),
-        (lambda ids, table: correct_embed(ids, table).tolist(), "return a torch tensor"),
-        (lambda ids, table: correct_embed(ids, table) + 0.1, "differs from the reference by up to 0.1"),
-    ],
-)
-def test_embedding_checker_names_the_mistake(function, hint):
-    feedback = ch06.check_embedding_forward(function)
-    if hint is None:  # multiplying by 1 changes nothing: still correct
-        assert feedback.passed
-        return
-    assert not feedback.passed
-    assert hint in feedback.message, feedback.message
-    assert len(ch06.check_embedding_forward(function, hint=3).hints) == 3
-
-
-@pytest.mark.parametrize(
-    ("check", "answer", "level", "fix"),
-    [
-        (ch06.check_batch_first_positional, SnippetPositionalEncoding, 2, "token_embedding.size(1)"),
-        (ch06.check_batch_first_positional, SnippetPositionalEncoding, 3, ".unsqueeze(0))"),
-        (ch06.check_batch_first_positional, KeepsLayout, 2, "(1, seq, d)"),
-        (ch06.check_batch_first_positional, Broadcasts, 2, "slicing by x.size(1)"),
-        (ch06.check_batch_first_positional, Scaled, 1, "unscaled"),
-        (ch06.check_embedding_forward, lambda ids, table: table[ids], 2, "by sqrt(d_model)"),
-        (ch06.check_embedding_forward, lambda ids, table: table[ids], 3, "math.sqrt(d_model) + pe"),
-        (
-            ch06.check_embedding_forward,
-            lambda ids, table: (table[ids] + _pe(ids.shape[1], table.shape[1])) * math.sqrt(table.shape[1]),
-            1,
-            "Which part does the scale belong to",
-        ),
-        (ch06.check_embedding_forward, _batch_index, 1, "along which axis"),
-    ],
-)
-def test_the_fix_of_a_mistake_waits_for_its_hint_tier(check, answer, level, fix):
-    for below in range(level):
-        assert fix not in str(check(answer, hint=below))
-    assert fix in str(check(answer, hint=level))
-
-
-def test_embedding_checker_reports_an_exception():
-    def stub(ids, table):
-        raise NotImplementedError("scale and add positions")
-
-    feedback = ch06.check_embedding_forward(stub)
-    assert not feedback.passed and "NotImplementedError: scale and add positions" in feedback.message
-
-
-def test_embedding_checker_leaves_torch_random_state_alone():
-    state = torch.get_rng_state()
-    ch06.check_embedding_forward(correct_embed)
-    ch06.check_batch_first_positional(Fixed)
-    assert torch.equal(state, torch.get_rng_state())
+def test_dropout_explorer_counts_dropped_entries_not_zeros_of_the_input():
+    x = _sentence()
+    x[-2:] = 0.0  # two padding rows: zero before dropout
+    explorer = ch06.DropoutExplorer(x, p=0.0)
+    explorer.update(p=0.0)
+    assert explorer.dropped_share == 0.0 and "0% of entries dropped" in explorer.title.get_text()
+    explorer.update(p=0.5)
+    kept = explorer.kept(0.5)
+    y = explorer.output(0.5)
+    assert torch.equal(y, torch.from_numpy(x) * kept * 2)  # the mask output() used
+    assert explorer.dropped_share == 1 - kept.float().mean().item()
+    assert explorer.dropped_share < (y == 0).float().mean().item()  # zeros of y also count the padding
