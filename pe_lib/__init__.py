@@ -17,13 +17,15 @@ from .relative import (
     alibi_bias,
     alibi_slopes,
     apply_rope,
-    rope_frequencies,
     t5_relative_bucket,
-    yarn_attention_scale,
 )
+from .rope_config import RopeScheme, rope_from_config, rope_layer_types
+from .rope_scaling import ROPE_TYPES, rope_attention_factor, rope_frequencies, yarn_attention_scale
 
 __all__ = [
     "LearnedPositionalEmbedding",
+    "ROPE_TYPES",
+    "RopeScheme",
     "RotaryEmbedding",
     "SinusoidalPositionalEncoding",
     "TransformerEmbedding",
@@ -36,7 +38,10 @@ __all__ = [
     "integer_encoding",
     "normalized_encoding",
     "relative_rotation",
+    "rope_attention_factor",
     "rope_frequencies",
+    "rope_from_config",
+    "rope_layer_types",
     "self_attention",
     "sinusoidal_encoding",
     "softmax",

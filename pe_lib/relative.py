@@ -8,131 +8,15 @@ float32 angle at position 1e5 is already off by ~4e-3 radians.
 """
 
 import math
-from collections.abc import Mapping
 
 import numpy as np
 import torch
 from torch import nn
 
 from . import _validate
-from .encodings import frequencies
+from .rope_scaling import LENGTH_DEPENDENT, check_scaling, scaled_frequencies
 
 ROPE_LAYOUTS = ("interleaved", "half")
-ROPE_TYPES = ("linear", "ntk", "yarn", "llama3")
-
-# Keys each rope_type needs, and the optional ones with their defaults (YaRN paper, Hugging Face).
-_REQUIRED = {
-    "linear": ("factor",),
-    "ntk": ("factor",),
-    "yarn": ("factor", "original_max_position_embeddings"),
-    "llama3": ("factor", "low_freq_factor", "high_freq_factor", "original_max_position_embeddings"),
-}
-_OPTIONAL = {"yarn": {"beta_fast": 32.0, "beta_slow": 1.0}}
-
-
-def _positive(name, value):
-    value = _validate.finite_real(name, value)
-    if value <= 0:
-        raise ValueError(f"{name} must be a finite number > 0, got {value}")
-    return value
-
-
-def _scaling(scaling):
-    """Check a rope-scaling dict as model configs write it; return a plain dict with defaults filled in."""
-    if scaling is None:
-        return None
-    if not isinstance(scaling, Mapping):
-        raise TypeError(
-            f"scaling must be None or a dict such as {{'rope_type': 'linear', 'factor': 2.0}}, got {scaling!r}"
-        )
-    scaling = dict(scaling)
-    if "type" in scaling and "rope_type" not in scaling:  # older configs (Llama 2 era) write "type"
-        scaling["rope_type"] = scaling.pop("type")
-    if "rope_type" not in scaling:
-        raise ValueError(f"scaling needs a 'rope_type' key, one of {', '.join(map(repr, ROPE_TYPES))}; got {scaling!r}")
-    kind = _validate.choice("scaling['rope_type']", scaling.pop("rope_type"), ROPE_TYPES)
-    required, optional = _REQUIRED[kind], _OPTIONAL.get(kind, {})
-    allowed = ", ".join(repr(key) for key in ("rope_type", *required, *optional))
-    for key in scaling:
-        if key not in required and key not in optional:
-            raise ValueError(f"scaling has an unknown key {key!r} for rope_type {kind!r}: allowed keys are {allowed}")
-    for key in required:
-        if key not in scaling:
-            raise ValueError(f"scaling with rope_type {kind!r} needs the key {key!r} (allowed keys: {allowed})")
-    checked = {"rope_type": kind, **optional, **scaling}
-    factor = _validate.finite_real("scaling['factor']", checked["factor"])
-    if factor < 1:
-        raise ValueError(f"scaling['factor'] must be a finite number >= 1 (the context is stretched), got {factor}")
-    checked["factor"] = factor
-    if "original_max_position_embeddings" in checked:
-        key = "original_max_position_embeddings"
-        checked[key] = _validate.positive_int(f"scaling[{key!r}]", checked[key])
-    for low, high in (("beta_slow", "beta_fast"), ("low_freq_factor", "high_freq_factor")):
-        if low in checked:
-            checked[low] = _positive(f"scaling[{low!r}]", checked[low])
-            checked[high] = _positive(f"scaling[{high!r}]", checked[high])
-            if checked[low] >= checked[high]:
-                raise ValueError(
-                    f"scaling[{low!r}] must be below scaling[{high!r}], got {checked[low]} >= {checked[high]}"
-                )
-    return checked
-
-
-def _frequencies(dim, base, scaling):
-    """theta_i for the dim // 2 pairs, with scaling (already checked) applied, shape (dim // 2,)."""
-    if scaling is None:
-        return frequencies(dim, base=base)  # the sinusoidal encoding's w_i: RoPE uses the same ladder
-    kind, s = scaling["rope_type"], scaling["factor"]
-    if kind == "linear":  # position interpolation: position p turns like p / s did
-        return frequencies(dim, base=base) / s
-    if kind == "ntk":
-        if dim < 4:
-            raise ValueError(f"NTK scaling needs at least two pairs (a rotary dimension >= 4), got {dim}")
-        # The new base keeps theta_0 = 1 and divides the last theta_{d/2-1} = base**(-(d-2)/d) by s.
-        return frequencies(dim, base=base * s ** (dim / (dim - 2)))
-    theta = frequencies(dim, base=base)
-    length = scaling["original_max_position_embeddings"]
-    rotations = length * theta / (2 * np.pi)  # turns each pair makes over the original context
-    # YaRN and Llama 3.1 share one ramp in r: gamma = 1 (untouched) for pairs that turn often, 0
-    # (interpolated, theta / s) for those that barely turn. YaRN's is the paper's, linear in r; Hugging
-    # Face ramps linearly in the pair index between floor/ceil of the indices where r = beta_fast and
-    # r = beta_slow, which agrees outside that band. Llama 3.1 writes r as L / wavelength.
-    if kind == "yarn":
-        low, high = scaling["beta_slow"], scaling["beta_fast"]
-    else:
-        low, high = scaling["low_freq_factor"], scaling["high_freq_factor"]
-    gamma = np.clip((rotations - low) / (high - low), 0.0, 1.0)
-    return (1 - gamma) * theta / s + gamma * theta
-
-
-def rope_frequencies(head_dim, *, base=10000.0, scaling=None):
-    """RoPE's angle per position of each feature pair, theta_i = base**(-2i/head_dim), shape (head_dim // 2,).
-
-    scaling: None, or a dict as model configs write it ("type" is read as "rope_type"):
-      {"rope_type": "linear", "factor": s}  position interpolation, theta_i / s.
-      {"rope_type": "ntk", "factor": s}     NTK-aware: base * s**(d/(d-2)); theta_0 stays 1, the last is divided by s.
-      {"rope_type": "yarn", "factor": s, "original_max_position_embeddings": L, "beta_fast": 32, "beta_slow": 1}
-          YaRN by parts: with r_i = L * theta_i / (2 pi) turns over the original context,
-          gamma = clip((r - beta_slow) / (beta_fast - beta_slow), 0, 1) and theta' = (1-gamma) theta/s + gamma theta.
-          (The paper's continuous ramp in r; Hugging Face ramps in the pair index, see _frequencies.)
-          The attention temperature is separate: yarn_attention_scale(s).
-      {"rope_type": "llama3", "factor": s, "low_freq_factor": 1, "high_freq_factor": 4,
-       "original_max_position_embeddings": L}
-          Llama 3.1: wavelengths below L/high_freq_factor untouched, above L/low_freq_factor divided
-          by s, and in between smooth = (L/wavelength - low)/(high - low) blends the two.
-    """
-    head_dim = _validate.even_int("head_dim", head_dim, "RoPE turns pairs of features")
-    return _frequencies(head_dim, _validate.base(base), _scaling(scaling))
-
-
-def yarn_attention_scale(factor):
-    """YaRN's temperature sqrt(1/t) = 0.1 * ln(s) + 1 for s > 1, else 1.
-
-    Multiply both q and k (or cos and sin, as Hugging Face does) by it, so the logits grow by its
-    square; apply_rope leaves it out and stays a pure rotation.
-    """
-    factor = _positive("factor", factor)
-    return 0.1 * math.log(factor) + 1.0 if factor > 1 else 1.0
 
 
 def _rotary_dim(rotary_dim, head_dim):
@@ -216,21 +100,34 @@ def apply_rope(x, positions=None, *, base=10000.0, layout="interleaved", rotary_
     "half" pairs (i, i + d/2) (GPT-NeoX, Hugging Face Llama's rotate_half).
     rotary_dim: turn only the first rotary_dim features (even); frequencies then use rotary_dim as
     the dimension, theta_i = base**(-2i/rotary_dim), as GPT-NeoX does. The rest pass through.
+    scaling: any rope-scaling dict rope_frequencies takes; "dynamic" and "longrope" see the largest
+    position + 1 as the sequence length, as transformers does. The attention factor of "yarn" and
+    "longrope" (rope_attention_factor) is left out: this stays a pure rotation.
     Angles are formed in float64; float16/bfloat16 inputs are multiplied in float32. x is never modified.
     """
     x = _check_x(x)
     head_dim = x.shape[-1]
     rotary_dim = _rotary_dim(rotary_dim, head_dim)
     layout = _validate.choice("layout", layout, ROPE_LAYOUTS)
-    theta = _frequencies(rotary_dim, _validate.base(base), _scaling(scaling))
-    cos, sin = _cos_sin(_positions(positions, x.shape[-2]), theta)
+    positions = _positions(positions, x.shape[-2])
+    scaling = check_scaling(scaling)
+    theta = scaled_frequencies(rotary_dim, _validate.base(base), scaling, _seq_len(scaling, positions))
+    cos, sin = _cos_sin(positions, theta)
     return _rotate(x, cos, sin, layout, rotary_dim)
+
+
+def _seq_len(scaling, positions):
+    """The length a dynamic or longrope scaling sees, as transformers: the largest position + 1 (else None)."""
+    if scaling is None or scaling["rope_type"] not in LENGTH_DEPENDENT or positions.size == 0:
+        return None
+    return max(int(math.floor(positions.max())) + 1, 1)
 
 
 class RotaryEmbedding(nn.Module):
     """RoPE as a torch module: forward(q, k, positions=None) -> (q, k) rotated, each (batch, heads, seq, head_dim).
 
-    Equals apply_rope bit for bit. For the default positions 0..seq-1 the cos/sin come from a
+    Equals apply_rope bit for bit. For "dynamic" and "longrope" scaling the frequencies follow each
+    call's length (see apply_rope). For the default positions 0..seq-1 the cos/sin come from a
     float32 cache (built from float64 angles, grown when a longer sequence arrives, rebuilt in
     float32 after .half() or .to()); float64 inputs and explicit positions use fresh float64 values.
     """
@@ -241,8 +138,8 @@ class RotaryEmbedding(nn.Module):
         self.rotary_dim = _rotary_dim(rotary_dim, self.head_dim)
         self.base = _validate.base(base)
         self.layout = _validate.choice("layout", layout, ROPE_LAYOUTS)
-        self.scaling = _scaling(scaling)
-        self.theta = _frequencies(self.rotary_dim, self.base, self.scaling)
+        self.scaling = check_scaling(scaling)
+        self.theta = scaled_frequencies(self.rotary_dim, self.base, self.scaling)
         self._build(0, None)
 
     def _build(self, rows, device):
@@ -275,7 +172,13 @@ class RotaryEmbedding(nn.Module):
                 f"q and k must have the same seq length (dim 2), got {q.shape[-2]} and {k.shape[-2]}; "
                 "to rotate a query against a longer key cache, call apply_rope on each with its own positions"
             )
-        if positions is not None or torch.float64 in (q.dtype, k.dtype):
+        if self.scaling is not None and self.scaling["rope_type"] in LENGTH_DEPENDENT:
+            # Frequencies that depend on the length: computed for this call (transformers keeps the
+            # largest length seen so far instead; the two agree while sequences only grow).
+            positions = _positions(positions, n)
+            theta = scaled_frequencies(self.rotary_dim, self.base, self.scaling, _seq_len(self.scaling, positions))
+            cos, sin = _cos_sin(positions, theta)
+        elif positions is not None or torch.float64 in (q.dtype, k.dtype):
             cos, sin = _cos_sin(_positions(positions, n), self.theta)
         else:
             if n > self.cos_cached.shape[0]:

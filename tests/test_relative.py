@@ -17,6 +17,7 @@ halves = st.integers(1, 32)  # head_dim = 2 * half
 LLAMA3 = {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0}
 LLAMA3["original_max_position_embeddings"] = 8192
 YARN = {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 4096, "beta_fast": 32, "beta_slow": 1}
+YARN_PAPER = {**YARN, "rope_type": "yarn_paper"}
 
 
 # --- the formulas, transcribed literally in float64 ----------------------------------------------
@@ -73,7 +74,7 @@ def loop_frequencies(d, base, scaling):
         elif kind == "ntk":
             s = scaling["factor"]
             theta = (base * s ** (d / (d - 2))) ** (-2 * i / d)
-        elif kind == "yarn":
+        elif kind == "yarn_paper":  # the paper's eq. 18-20: gamma linear in r = L / lambda
             s, length = scaling["factor"], scaling["original_max_position_embeddings"]
             beta_fast, beta_slow = scaling.get("beta_fast", 32), scaling.get("beta_slow", 1)
             r = length / (2 * math.pi / theta)
@@ -91,6 +92,10 @@ def loop_frequencies(d, base, scaling):
                 smooth = (length / wavelen - low) / (high - low)
                 theta = (1 - smooth) * theta / s + smooth * theta
         out.append(theta)
+    if kind == "yarn":  # the reference code's ramp over the pair index
+        beta_fast, beta_slow = scaling.get("beta_fast", 32), scaling.get("beta_slow", 1)
+        length = scaling["original_max_position_embeddings"]
+        return hf_yarn_frequencies(d, base, scaling["factor"], length, beta_fast, beta_slow)
     return np.array(out)
 
 
@@ -225,6 +230,9 @@ def test_rotation_convention():
         (128, 10000.0, YARN),
         (128, 1e6, {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768}),
         (64, 10000.0, {"rope_type": "yarn", "factor": 16, "original_max_position_embeddings": 2048, "beta_fast": 8}),
+        (128, 10000.0, YARN_PAPER),
+        (128, 1e6, {"rope_type": "yarn_paper", "factor": 4.0, "original_max_position_embeddings": 32768}),
+        (64, 10000.0, {**YARN_PAPER, "factor": 16, "original_max_position_embeddings": 2048, "beta_fast": 8}),
         (128, 500000.0, LLAMA3),
         (64, 10000.0, {**LLAMA3, "factor": 2.5, "low_freq_factor": 0.5, "high_freq_factor": 2}),
     ],
@@ -239,14 +247,17 @@ def test_frequencies_are_the_per_pair_formula(d, base, scaling):
     "dim, base, factor, length",
     [(128, 10000.0, 4.0, 4096), (128, 1e6, 4.0, 32768), (64, 10000.0, 16.0, 2048), (128, 500000.0, 8.0, 8192)],
 )
-def test_yarn_agrees_with_hugging_face_outside_the_ramp(dim, base, factor, length):
-    scaling = {"rope_type": "yarn", "factor": factor, "original_max_position_embeddings": length}
+def test_the_yarn_papers_ramp_agrees_with_the_reference_code_outside_the_ramp(dim, base, factor, length):
+    scaling = {"rope_type": "yarn_paper", "factor": factor, "original_max_position_embeddings": length}
     ours = pe_lib.rope_frequencies(dim, base=base, scaling=scaling)
     theirs = hf_yarn_frequencies(dim, base, factor, length)
     theta = pe_lib.rope_frequencies(dim, base=base)
     turns = length * theta / (2 * np.pi)
     outside = (turns >= 32) | (turns <= 1)
     assert outside.sum() >= dim // 4
+    np.testing.assert_allclose(
+        pe_lib.rope_frequencies(dim, base=base, scaling={**scaling, "rope_type": "yarn"}), theirs
+    )
     np.testing.assert_allclose(ours[outside], theirs[outside], rtol=1e-13)
     np.testing.assert_array_equal(ours[turns >= 32], theta[turns >= 32])  # fast pairs untouched
     inside = ~outside  # the ramps differ in shape, but both blend theta/s and theta
@@ -579,9 +590,9 @@ BAD = {
     "positions 2-D": (lambda: pe_lib.apply_rope(X, np.zeros((3, 1))), ValueError, ["positions", "1-D", "(3, 1)"]),
     "positions nan": (lambda: pe_lib.apply_rope(X, [0, np.nan, 1]), ValueError, ["positions", "finite", "nan"]),
     "scaling unknown type": (
-        lambda: pe_lib.rope_frequencies(8, scaling={"rope_type": "dynamic", "factor": 2}),
+        lambda: pe_lib.rope_frequencies(8, scaling={"rope_type": "mrope", "factor": 2}),
         ValueError,
-        ["scaling['rope_type'] must be one of 'linear', 'ntk', 'yarn', 'llama3'", "'dynamic'"],
+        ["scaling['rope_type'] must be one of 'default', 'linear', 'dynamic', 'yarn', 'longrope'", "'mrope'"],
     ),
     "scaling without type": (
         lambda: pe_lib.rope_frequencies(8, scaling={"factor": 2}),
@@ -602,6 +613,71 @@ BAD = {
         lambda: pe_lib.rope_frequencies(8, scaling={"rope_type": "linear", "factor": 0.5}),
         ValueError,
         ["scaling['factor'] must be a finite number >= 1", "0.5"],
+    ),
+    "seq_len zero": (lambda: pe_lib.rope_frequencies(8, seq_len=0), ValueError, ["seq_len", "0", "positive int"]),
+    "scaling truncate not a bool": (
+        lambda: pe_lib.rope_frequencies(
+            8, scaling={"rope_type": "yarn", "factor": 2, "original_max_position_embeddings": 64, "truncate": "no"}
+        ),
+        TypeError,
+        ["scaling['truncate']", "'no'"],
+    ),
+    "longrope factors of the wrong length": (
+        lambda: pe_lib.rope_frequencies(
+            8,
+            scaling={
+                "rope_type": "longrope",
+                "short_factor": [1, 1, 1],
+                "long_factor": [1, 1, 1, 1],
+                "original_max_position_embeddings": 64,
+            },
+        ),
+        ValueError,
+        ["scaling['short_factor']", "one divisor per pair", "4", "got 3"],
+    ),
+    "longrope factor zero": (
+        lambda: pe_lib.rope_frequencies(
+            4,
+            scaling={
+                "rope_type": "longrope",
+                "short_factor": [1, 0],
+                "long_factor": [1, 1],
+                "original_max_position_embeddings": 64,
+            },
+        ),
+        ValueError,
+        ["scaling['short_factor']", "divisors > 0"],
+    ),
+    "proportional fraction above one": (
+        lambda: pe_lib.rope_frequencies(8, scaling={"rope_type": "proportional", "partial_rotary_factor": 1.5}),
+        ValueError,
+        ["scaling['partial_rotary_factor']", "(0, 1]", "1.5"],
+    ),
+    "dynamic without its length": (
+        lambda: pe_lib.rope_frequencies(8, scaling={"rope_type": "dynamic", "factor": 2}),
+        ValueError,
+        ["rope_type 'dynamic' needs the key 'max_position_embeddings'"],
+    ),
+    "config not a dict": (lambda: pe_lib.rope_from_config("config.json"), TypeError, ["config must be a dict", "str"]),
+    "config without rope": (
+        lambda: pe_lib.rope_from_config({"hidden_size": 768, "num_attention_heads": 12}),
+        ValueError,
+        ["config names no RoPE", "rope_theta"],
+    ),
+    "config layer type unknown": (
+        lambda: pe_lib.rope_from_config({"rope_theta": 1e4, "head_dim": 8}, layer_type="sliding_attention"),
+        ValueError,
+        ["layer_type must be one of None", "'sliding_attention'"],
+    ),
+    "config odd rotary part": (
+        lambda: pe_lib.rope_from_config({"rope_theta": 1e4, "head_dim": 10, "partial_rotary_factor": 0.5}),
+        ValueError,
+        ["even number of features", "head_dim=10", "got 5"],
+    ),
+    "config without a head size": (
+        lambda: pe_lib.rope_from_config({"rope_theta": 1e4}),
+        ValueError,
+        ["no head_dim", "hidden_size / num_attention_heads"],
     ),
     "scaling factor nan": (
         lambda: pe_lib.rope_frequencies(8, scaling={"rope_type": "ntk", "factor": float("nan")}),
