@@ -12,7 +12,7 @@ import copy
 
 import numpy as np
 
-from . import _validate, data, relative
+from . import _validate, data, relative, rope_scaling
 
 SCHEMES_FILE = "position_schemes.json"
 METHODS = ("learned", "t5", "rope", "alibi")
@@ -23,10 +23,11 @@ _TABLE = None
 def load_position_schemes():
     """Every model of the shipped table, a list of dicts (fresh copies: changing one changes nothing else).
 
-    Keys: name, hub, method, context (tokens the model was trained or configured for), sources
-    (value name -> citation), and per method: learned rows, first_row, token_types; t5 num_heads,
-    num_buckets, max_distance; rope num_heads, head_dim, rotary_dim, base, layout, scaling;
-    alibi num_heads.
+    Keys: name, hub, method; three lengths kept apart: trained_context (the longest sequences of the last
+    (pre-)training stage), max_position_embeddings (the config's ceiling, None where the scheme has none) and
+    sliding_window (None unless each layer sees only a window); sources (value name -> citation); per method:
+    learned rows, first_row, token_types; t5 num_heads, num_buckets, max_distance; rope num_heads, head_dim,
+    rotary_dim, base, layout, scaling; alibi num_heads.
     """
     global _TABLE
     if _TABLE is None:
@@ -46,6 +47,21 @@ def scheme(name):
     return load_position_schemes()[names.index(name)]
 
 
+def score_reach(entry):
+    """The longest query-key distance a score of `entry` met in training: its trained context, or its window if shorter.
+
+    A sliding window caps every score's distance: Mistral 7B v0.1 trained at 8,192 tokens but each layer
+    looks back at most 4,096, so no score ever saw a distance past 4,096.
+    """
+    if not isinstance(entry, dict) or not {"trained_context", "sliding_window"} <= set(entry):
+        raise ValueError(
+            f"entry must be a table entry (models_table.scheme(name)) with 'trained_context' and 'sliding_window', "
+            f"got {entry!r}"
+        )
+    window = entry["sliding_window"]
+    return entry["trained_context"] if window is None else min(entry["trained_context"], window)
+
+
 def length_scales(entry):
     """(component labels, lengths in tokens) that say at which distances each part of `entry`'s scheme works.
 
@@ -55,7 +71,7 @@ def length_scales(entry):
     """
     method = entry["method"]
     if method == "rope":
-        theta = relative.rope_frequencies(entry["rotary_dim"], base=entry["base"], scaling=entry["scaling"])
+        theta = rope_scaling.rope_frequencies(entry["rotary_dim"], base=entry["base"], scaling=entry["scaling"])
         return [f"pair {i}" for i in range(len(theta))], 2 * np.pi / theta
     if method == "alibi":
         slopes = relative.alibi_slopes(entry["num_heads"])
@@ -73,17 +89,17 @@ def length_scales(entry):
 
 
 def summary(entry):
-    """One line about `entry`'s scheme against its context, computed from the table (for the rendered table)."""
-    method, context = entry["method"], entry["context"]
+    """One line about `entry`'s scheme against the distances its training scored (for the rendered table)."""
+    method, reach = entry["method"], score_reach(entry)
     _, lengths = length_scales(entry)
     if method == "rope":
-        never = int((lengths > context).sum())
-        return f"{never} of {len(lengths)} turned pairs never complete a turn within {context:,} tokens"
+        never = int((lengths > reach).sum())
+        return f"{never} of {len(lengths)} turned pairs never complete a turn within the {reach:,} trained distances"
     if method == "alibi":
-        reach = int((lengths >= context).sum())
-        return f"{reach} of {len(lengths)} heads reach the whole {context:,} tokens (bias above -{ALIBI_REACH:g})"
+        heads = int((lengths >= reach).sum())
+        return f"{heads} of {len(lengths)} heads reach all {reach:,} trained tokens (bias above -{ALIBI_REACH:g})"
     if method == "t5":
-        return f"every distance from {int(lengths[-1])} on shares the last bucket"
+        return f"every distance from {int(lengths[-1])} on shares the last bucket (encoder, bidirectional)"
     return f"{entry['rows']:,} rows; a sequence may hold {entry['rows'] - entry['first_row']:,} tokens"
 
 

@@ -1,11 +1,12 @@
-"""What half precision does to positions: exact integers, RoPE angles, cached cos/sin tables.
+"""What half precision does to positions: exact integers, and the query-key angle a RoPE score depends on.
 
 A float with p significant bits holds every integer up to 2**p exactly and then only every
 second, fourth, ... one: bfloat16 (p = 8) stops at 256, float16 (p = 11) at 2,048, float32 (p = 24)
-at 16,777,216. A RoPE angle position * theta_i inherits that: the recipes below measure how far a
-half-precision inverse frequency, a half-precision angle, a float32 angle or a half-precision
-cos/sin cache is from the float64 angle. Rounding is torch's (round to nearest, ties to even).
-pe_lib itself forms every angle in float64 (relative.apply_rope); these are the recipes it avoids.
+at 16,777,216. A RoPE score q_m . k_n depends on the angle *difference* phi_i(m) - phi_i(n), which
+exact arithmetic makes (m - n) * theta_i. The recipes below measure how far that difference lands
+from (m - n) * theta_i, wrapped to [0, pi], when the frequencies, the positions, the angles or the
+cos/sin table are kept in half precision (or the angles in float32). Rounding is torch's (round to
+nearest, ties to even). pe_lib itself forms every angle in float64 (relative.apply_rope).
 """
 
 import math
@@ -16,7 +17,7 @@ import torch
 from . import _validate
 
 DTYPES = {"bfloat16": torch.bfloat16, "float16": torch.float16, "float32": torch.float32}
-RECIPES = ("inv_freq", "angle", "float32")
+RECIPES = ("angle", "inv_freq", "autocast", "float32", "cache")
 
 
 def _dtype(name):
@@ -48,46 +49,63 @@ def colliding_positions(position, dtype, *, window=64):
     return nearby[stored == round_to([position], dtype)[0]]
 
 
-def _theta(head_dim, base):
-    head_dim = _validate.even_int("head_dim", head_dim, "RoPE turns pairs of features")
-    return _validate.base(base) ** (-np.arange(0, head_dim, 2) / head_dim)
-
-
-def rope_angle_error(positions, head_dim=128, *, base=10000.0, recipe="angle", dtype="bfloat16"):
-    """|angle - position * theta_i| in radians, the largest over the pairs, for each position: shape (n,).
-
-    recipe "inv_freq": theta_i stored in `dtype`, then multiplied by the position in float32
-        (a half-precision inv_freq buffer in float32 code);
-    "angle": the exact angle rounded once to `dtype` (the best any half-precision angle can be);
-    "float32": theta_i computed in float32 by torch, times the float32 position, in float32 (dtype ignored).
-    The reference is float64. An error of pi turns a pair to the opposite of where it belongs.
-    """
-    positions = _validate.real_array("positions", positions, ndim=1)
-    recipe = _validate.choice("recipe", recipe, RECIPES)
-    theta = _theta(head_dim, base)
+def _stored_angles(positions, theta, recipe, dtype):
+    """phi_i(p) as `recipe` stores it, as float64 (n, pairs); for "cache", where its rounded cos/sin point."""
     exact = np.outer(positions, theta)
-    if recipe == "inv_freq":
-        stored = torch.from_numpy(round_to(theta, dtype)).float()
-        angles = torch.outer(torch.from_numpy(positions).float(), stored).double().numpy()
-    elif recipe == "angle":
-        angles = round_to(exact, dtype)
-    else:
-        steps = torch.arange(0, head_dim, 2, dtype=torch.int64).float() / head_dim
-        inv_freq = 1.0 / (float(base) ** steps)
-        angles = torch.outer(torch.from_numpy(positions).float(), inv_freq).double().numpy()
-    return np.abs(angles - exact).max(axis=1)
+    if recipe == "angle":
+        return round_to(exact, dtype)
+    if recipe == "cache":
+        return np.angle(round_to(np.cos(exact), dtype) + 1j * round_to(np.sin(exact), dtype))
+    if recipe == "float32":
+        stored, position = torch.from_numpy(theta).float(), torch.from_numpy(positions).float()
+        return torch.outer(position, stored).double().numpy()
+    stored = torch.from_numpy(theta).to(_dtype(dtype))
+    if recipe == "inv_freq":  # the buffer rounded, positions and product in float32
+        return torch.outer(torch.from_numpy(positions).float(), stored.float()).double().numpy()
+    position = torch.from_numpy(positions).to(_dtype(dtype))  # "autocast": both rounded, product rounded too
+    return torch.outer(position.float(), stored.float()).to(_dtype(dtype)).double().numpy()
 
 
-def cached_table_error(positions, head_dim=128, *, base=10000.0, dtype="bfloat16"):
-    """The phase error of cos/sin tables stored in `dtype` (from exact angles), largest over pairs: shape (n,).
+def score_angle_error(query_positions, key_positions, theta, *, recipe="angle", dtype="bfloat16"):
+    """The error of the query-key angle a RoPE score depends on, largest over the pairs, wrapped to [0, pi]: shape (n,).
 
-    The angle the stored pair (cos, sin) points at, against the exact one (radians, wrapped to [0, pi]).
-    It depends on the rounding of values in [-1, 1], not on the position.
+    For each (m, n) of `query_positions`, `key_positions` (1-D, the same length, or one of them a single
+    position) and each frequency theta_i of `theta` (1-D, e.g. relative.rope_frequencies(rotary_dim, base=...,
+    scaling=...)): |(phi_i(m) - phi_i(n)) - (m - n) theta_i| taken modulo 2 pi into [0, pi], where phi is
+    recipe "angle": the exact angle rounded once to `dtype` (the best any half-precision angle can be);
+    "inv_freq": theta_i stored in `dtype` (a half-precision inv_freq buffer), positions and product in float32;
+    "autocast": positions and theta_i rounded to `dtype` and the product too (a matmul under bfloat16 autocast);
+    "float32": theta_i, positions and product in float32 (`dtype` ignored);
+    "cache": exact angles, cos and sin stored in `dtype` (the angle the stored pair points at).
+    The reference is float64. An error of pi turns the pair's contribution to the opposite direction. nan
+    where `dtype` overflows (float16 angles past 65,504).
     """
-    positions = _validate.real_array("positions", positions, ndim=1)
-    exact = np.outer(positions, _theta(head_dim, base))
-    cos, sin = round_to(np.cos(exact), dtype), round_to(np.sin(exact), dtype)
-    return np.abs(np.angle((cos + 1j * sin) * np.exp(-1j * exact))).max(axis=1)
+    queries = _validate.real_array("query_positions", np.atleast_1d(query_positions), ndim=1)
+    keys = _validate.real_array("key_positions", np.atleast_1d(key_positions), ndim=1)
+    theta = _validate.real_array("theta", theta, ndim=1)
+    recipe = _validate.choice("recipe", recipe, RECIPES)
+    _dtype(dtype)
+    if queries.size != keys.size and 1 not in (queries.size, keys.size):
+        raise ValueError(
+            f"query_positions and key_positions must have the same length (or one of them one position), "
+            f"got {queries.size} and {keys.size}"
+        )
+    queries, keys = np.broadcast_arrays(queries, keys)
+    with np.errstate(invalid="ignore"):  # float16 overflows past 65,504: inf - inf, reported as nan
+        got = _stored_angles(queries, theta, recipe, dtype) - _stored_angles(keys, theta, recipe, dtype)
+        error = np.abs(np.remainder(got - np.outer(queries - keys, theta) + np.pi, 2 * np.pi) - np.pi)
+    return error.max(axis=1)
+
+
+def worst_score_error(query_positions, distances, theta, *, recipe="angle", dtype="bfloat16"):
+    """For each query position m: the largest score_angle_error over its keys m - d, d in `distances` (keys >= 0)."""
+    queries = _validate.real_array("query_positions", np.atleast_1d(query_positions), ndim=1)
+    distances = _validate.real_array("distances", np.atleast_1d(distances), ndim=1)
+    worst = np.zeros(queries.size)
+    for distance in distances:
+        keys = np.maximum(queries - distance, 0.0)
+        worst = np.maximum(worst, score_angle_error(queries, keys, theta, recipe=recipe, dtype=dtype))
+    return worst
 
 
 def first_position_reaching(positions, errors, threshold):

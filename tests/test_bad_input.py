@@ -15,7 +15,8 @@ from pe_lib import ch04_pendulum as ch04
 from pe_lib import ch05_learned as ch05
 from pe_lib import ch06_pipeline as ch06
 from pe_lib import ch08_extension as ch08
-from pe_lib import decoder, extrapolation
+from pe_lib import ch09_wild as ch09
+from pe_lib import decoder, extrapolation, models_table, precision
 
 CASES = {
     # sinusoidal_encoding and friends
@@ -434,6 +435,34 @@ CASES = {
     "base criterion zero limit": (lambda: ch08.first_negative_distance(128, 1e4, limit=0), ValueError, ["limit", "0"]),
     "scaling explorer factor": (lambda: ch08.ScalingExplorer(factor=3), ValueError, ["factor", "3", "(1, 2, 4"]),
     "ntk grader hint": (lambda: ch08.check_ntk_base(lambda b, s, d: b, hint=5), ValueError, ["hint", "5", "3"]),
+    # notebook 09: the query-key angle error, its figure, the lengths of the model table
+    "score error lengths": (
+        lambda: precision.score_angle_error([1.0, 2.0], [0.0, 1.0, 2.0], [1.0]),
+        ValueError,
+        ["query_positions", "key_positions", "2", "3"],
+    ),
+    "score error nan key": (lambda: precision.score_angle_error([1.0], [np.nan], [1.0]), ValueError, ["key_positions"]),
+    "score error theta 2-D": (
+        lambda: precision.score_angle_error([1.0], [0.0], np.ones((2, 2))),
+        ValueError,
+        ["theta"],
+    ),
+    "score error dtype": (lambda: precision.score_angle_error([1.0], [0.0], [1.0], dtype="fp8"), ValueError, ["dtype"]),
+    "worst score distances": (
+        lambda: precision.worst_score_error([5.0], np.ones((2, 2)), [1.0]),
+        ValueError,
+        ["distances", "(2, 2)"],
+    ),
+    "precision curves distances": (
+        lambda: ch09.precision_curves([1.0], distances=[np.inf], query_positions=[1.0]),
+        ValueError,
+        ["distances", "inf"],
+    ),
+    "score reach not an entry": (
+        lambda: models_table.score_reach({"name": "x"}),
+        ValueError,
+        ["entry", "sliding_window", "{'name': 'x'}"],
+    ),
 }
 
 

@@ -1,7 +1,6 @@
-"""Notebook 09 (positions in the wild): pe_lib.models_table, pe_lib.precision, and ch09's figures, explorer, graders."""
+"""Notebook 09 (positions in the wild): pe_lib.models_table, pe_lib.precision, and ch09's figures and explorer."""
 
-import math
-
+import matplotlib
 import numpy as np
 import pytest
 import torch
@@ -9,38 +8,6 @@ import torch
 import pe_lib
 from pe_lib import ch09_wild as ch09
 from pe_lib import models_table, precision
-from pe_lib.grading import Feedback
-
-# --- the worked solutions, as the solutions notebook writes them -----------------------------
-
-
-def fixed_rope(x, positions, base=10000.0):
-    d = x.shape[-1]
-    inv_freq = 1.0 / base ** (2 * np.arange(d // 2) / d)
-    angles = np.outer(positions, inv_freq)
-    cos, sin = np.cos(angles), np.sin(angles)
-    even, odd = x[:, 0::2], x[:, 1::2]
-    out = np.empty_like(x)
-    out[:, 0::2] = even * cos - odd * sin
-    out[:, 1::2] = even * sin + odd * cos
-    return out
-
-
-def buggy_rope(x, positions, base=10000.0):
-    d = x.shape[-1]
-    angles = np.outer(positions, 1.0 / base ** (np.arange(d // 2) / d))
-    return ch09._interleaved(x, angles).astype(x.dtype)
-
-
-def bf16_position(p):
-    if p < 256:
-        return p
-    spacing = 2 ** (p.bit_length() - 8)
-    q, r = divmod(p, spacing)
-    if 2 * r > spacing or (2 * r == spacing and q % 2 == 1):
-        q += 1
-    return q * spacing
-
 
 # --- models_table ----------------------------------------------------------------------------------
 
@@ -63,6 +30,18 @@ def test_summaries_are_computed_from_the_table():
     assert models_table.summary(models_table.scheme("BLOOM 176B")).startswith("3 of 112")
     assert "91" in models_table.summary(models_table.scheme("T5 base"))
     assert "512 tokens" in models_table.summary(models_table.scheme("RoBERTa base"))
+
+
+def test_the_three_lengths_are_kept_apart_and_a_window_caps_the_distances():
+    mistral, qwen = models_table.scheme("Mistral 7B v0.1"), models_table.scheme("Qwen2 7B")
+    assert (mistral["trained_context"], mistral["max_position_embeddings"], mistral["sliding_window"]) == (
+        8192,
+        32768,
+        4096,
+    )
+    assert models_table.score_reach(mistral) == 4096 and models_table.score_reach(qwen) == 32768
+    assert models_table.summary(mistral).startswith("18 of 64")  # the same as Llama 2: the window is 4,096
+    assert models_table.summary(qwen).startswith("24 of 64")
 
 
 def test_the_permutation_turns_interleaved_weights_into_half_layout_ones():
@@ -92,30 +71,50 @@ def test_exact_integers_and_collisions():
     assert precision.colliding_positions(100, "bfloat16").tolist() == [100]
 
 
-def test_angle_errors_of_each_recipe():
-    positions = np.arange(0, 5000, dtype=float)
-    angle = precision.rope_angle_error(positions, recipe="angle")
-    assert precision.first_position_reaching(positions, angle, math.pi) == 1028
-    inv = precision.rope_angle_error(positions, recipe="inv_freq")
-    assert precision.first_position_reaching(positions, inv, math.pi) == 2569
-    assert precision.rope_angle_error(positions, recipe="float32").max() < 1e-3
-    assert precision.cached_table_error(positions).max() < 0.004
-    assert precision.first_position_reaching(positions, inv, 1e9) is None
+def test_the_query_key_angle_error_of_each_recipe():
+    theta = pe_lib.rope_frequencies(128)
+    # bfloat16 stores 518 as 520 and 514 as 512: pair 0 turns 8 rad instead of 4, 4 rad off, 2.28 once wrapped
+    assert precision.score_angle_error(518.0, 514.0, theta)[0] == pytest.approx(2 * np.pi - 4)
+    # a bfloat16 theta: the error depends on the distance, not on the position (a steady frequency shift)
+    near = precision.score_angle_error(1000.0, 1000.0 - np.array([10.0, 100.0]), theta, recipe="inv_freq")
+    far = precision.score_angle_error(100_000.0, 100_000.0 - np.array([10.0, 100.0]), theta, recipe="inv_freq")
+    assert np.allclose(near, far, atol=1e-3) and near[1] == pytest.approx(10 * near[0], rel=0.01)
+    assert precision.score_angle_error(5000.0, 5000.0, theta, recipe="inv_freq")[0] < 1e-3  # distance 0
+    assert precision.score_angle_error(1e6, 1e6 - 10, theta, recipe="float32")[0] < 0.1
+    cache = precision.score_angle_error(np.arange(0, 1e6, 997.0), 3.0, theta, recipe="cache")
+    assert cache.max() < 0.01  # the two tables' rounding, whatever the position
+    errors = precision.score_angle_error(np.arange(0.0, 3000.0), 0.0, theta, recipe="autocast")
+    assert np.all((errors >= 0) & (errors <= np.pi))  # wrapped
+    worst = precision.worst_score_error([40.0, 600.0], [1.0, 2.0], theta)
+    assert worst.shape == (2,) and worst[1] > worst[0]
+    assert np.isnan(precision.score_angle_error(70_000.0, 1.0, theta, dtype="float16")[0])  # float16 overflows
+    assert precision.first_position_reaching([1, 2, 3], [0.0, 0.5, 2.0], 1.0) == 3
+    assert precision.first_position_reaching([1, 2], [0.0, 0.5], 1e9) is None
 
 
 # --- figures ----------------------------------------------------------------------------------------
 
 
 def test_figures_draw_what_they_say():
-    ax = ch09.scheme_overview().axes[0]
+    fig = ch09.scheme_overview()
+    ax = fig.axes[0]
     assert [t.get_text() for t in ax.get_yticklabels()] == models_table.model_names()
+    assert fig.legends and not ax.get_legend()  # the legend sits outside the axes, over no row
+    dots = [c for c in ax.collections if len(c.get_offsets()) and c.get_zorder() == 4]
+    bars = [line for line in ax.lines if len(line.get_xdata())]
+    assert dots and bars and all(d.get_zorder() > b.get_zorder() for d in dots for b in bars)  # dots over bars
     result = ch09.layout_forensics([0, 4, 256], samples=300)
     assert result["as_is"][0] > 1 - 1e-12 and result["as_is"][2] < result["as_is"][1] < 1
     assert np.all(result["worst_permuted"] < 1e-9)
     ax = ch09.layout_drift(result).axes[0]
     assert np.allclose(ax.lines[1].get_ydata(), result["as_is"]) and ax.get_xscale() == "log"
-    ax = ch09.precision_curves(np.array([1.0, 10.0, 100.0, 1000.0])).axes[0]
-    assert len(ax.lines) == 6 and ax.lines[-1].get_ydata()[0] == pytest.approx(np.pi)
+    theta = pe_lib.rope_frequencies(16)
+    fig = ch09.precision_curves(theta, distances=np.array([1.0, 10.0, 100.0]), query_positions=np.array([1.0, 1e3]))
+    left, right = fig.axes
+    for axis in (left, right):
+        curves = [line.get_ydata() for line in axis.lines]
+        assert curves and all(np.nanmax(y) <= np.pi for y in curves)  # wrapped to [0, pi]
+    assert len(left.lines) == 4 and len(right.lines) == 6  # the curves and the pi line
     ax = ch09.learned_ends(np.eye(4) + 1).axes[0]
     assert len(ax.lines[0].get_ydata()) == 4 and len(ax.lines[1].get_ydata()) == 3
 
@@ -129,7 +128,7 @@ def test_model_explorer_shows_each_models_scheme():
     assert "18 of 64 pairs" in explorer.readout
     frames = {explorer.image.value}
     explorer.update(run_at=8)
-    assert explorer.run_length == 8 * 4096 and "angles never trained" in explorer.readout
+    assert explorer.run_length == explorer.longest == 8 * 4096 and "angles never trained" in explorer.readout
     frames.add(explorer.image.value)
     for name in ("BLOOM 176B", "T5 base", "GPT-2", "Llama 3.1 8B"):
         explorer.update(model=name, run_at=1)
@@ -139,6 +138,17 @@ def test_model_explorer_shows_each_models_scheme():
     assert len(frames) == 6
     explorer.update(model="GPT-2", run_at=2)
     assert "positions 1,024..2,047 have no row" in explorer.readout
+    explorer.update(model="Mistral 7B v0.1", run_at=8)  # the window caps every distance at 4,096
+    assert explorer.longest == 4096 and explorer.beyond == 18 and "window" in explorer.readout
+
+
+def test_model_explorer_colours_mean_one_thing_for_every_method():
+    explorer = ch09.ModelExplorer()
+    for name in ("Llama 2 7B", "BLOOM 176B", "GPT-2", "T5 base"):
+        explorer.update(model=name, run_at=2)
+        for length, bar in zip(explorer.lengths, explorer._bars, strict=False):
+            colour = explorer.LONGER if length > explorer.longest else explorer.SHORTER
+            assert bar.get_facecolor() == matplotlib.colors.to_rgba(colour), (name, length)
 
 
 @pytest.mark.parametrize(
@@ -152,139 +162,13 @@ def test_model_explorer_shows_each_models_scheme():
         (lambda: models_table.permute_for_half_layout(np.ones((6, 4)), 4), ValueError, ["num_heads=4", "(6, 4)"]),
         (lambda: models_table.roberta_position_ids(np.ones((2, 2), int)), ValueError, ["token_ids", "(2, 2)"]),
         (lambda: precision.round_to([1.0], "float8"), ValueError, ["dtype", "float8"]),
-        (lambda: precision.rope_angle_error([1.0], recipe="fast"), ValueError, ["recipe", "fast"]),
+        (lambda: precision.score_angle_error([1.0], [0.0], [1.0], recipe="fast"), ValueError, ["recipe", "fast"]),
         (lambda: precision.colliding_positions(-1, "bfloat16"), ValueError, ["position", "-1"]),
-        (lambda: ch09.check_rope_fix(fixed_rope, hint=4), ValueError, ["hint", "4"]),
+        (lambda: precision.score_angle_error([1.0, 2.0], [1.0, 2.0, 3.0], [1.0]), ValueError, ["key_positions", "3"]),
+        (lambda: precision.score_angle_error([1.0], [0.0], [1.0], dtype="int8"), ValueError, ["dtype", "int8"]),
     ],
 )
 def test_bad_input_gets_a_clear_error(call, error, said):
     with pytest.raises(error) as raised:
         call()
     assert all(word in str(raised.value) for word in said), str(raised.value)
-
-
-# --- exercise 2: the RoPE port ------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    "answer",
-    [
-        fixed_rope,
-        lambda x, p, b: pe_lib.apply_rope(x, p, base=b, layout="interleaved"),
-        lambda x, p, b: torch.from_numpy(fixed_rope(x, p, b)),
-        lambda x, p, b: fixed_rope(x, p, b).tolist(),
-    ],
-)
-def test_check_rope_fix_accepts_the_fix(answer):
-    feedback = ch09.check_rope_fix(answer)
-    assert feedback.passed, feedback
-
-
-def _float32_angles(x, positions, base=10000.0):
-    d = x.shape[-1]
-    inv_freq = (1.0 / base ** (2 * np.arange(d // 2) / d)).astype(np.float32)
-    angles = np.outer(np.asarray(positions, np.float32), inv_freq).astype(np.float32)
-    return ch09._interleaved(x, angles.astype(np.float64))
-
-
-def _angles(x, p, b, f):
-    return ch09._interleaved(x, np.outer(p, f(np.arange(x.shape[-1] // 2), x.shape[-1], b)))
-
-
-@pytest.mark.parametrize(
-    ("answer", "symptom"),
-    [
-        (buggy_rope, "bug is still there"),
-        (lambda x, p, b: _angles(x, p + 1, b, lambda i, d, b: b ** (-2 * i / d)), "one position further"),
-        (lambda x, p, b: ch09._interleaved(x, np.outer(p, b ** (-2 * np.arange(x.shape[-1] // 2) / x.shape[-1])), -1),
-         "wrong way"),
-        (lambda x, p, b: _angles(x, p, b, lambda i, d, b: b ** (2 * i / d)), "grow with the pair index"),
-        (lambda x, p, b: fixed_rope(x, p), "ignored `base`"),
-        (lambda x, p, b: pe_lib.apply_rope(x, p, base=b, layout="half"), "half layout"),
-        (lambda x, p, b: x.copy(), "unchanged"),
-        (_float32_angles, "float32"),
-        (lambda x, p, b: fixed_rope(x, p, b) * 1.5, "differs from RoPE's"),
-        (lambda x, p, b: fixed_rope(x, p, b)[:, :-1], "shape"),
-        (lambda x, p, b: "rotated", "got str"),
-        (lambda x, p, b: _angles(x, p, b, lambda i, d, b: b ** (-2 * i / (d - 2))), "differs from RoPE's"),
-    ],
-)  # fmt: skip
-def test_check_rope_fix_never_says_correct_to_a_mistake(answer, symptom):
-    feedback = ch09.check_rope_fix(answer)
-    assert not feedback.passed and "Correct" not in str(feedback)
-    assert symptom in feedback.message, feedback.message
-    assert len(ch09.check_rope_fix(answer, hint=3).hints) == 3
-
-
-def test_check_rope_fix_names_an_input_changed_in_place_and_a_forgotten_return():
-    def in_place(x, positions, base=10000.0):
-        x[:] = fixed_rope(x, positions, base)
-        return x
-
-    assert "in place" in ch09.check_rope_fix(in_place).message
-    assert "forget the `return`" in ch09.check_rope_fix(lambda x, p, b: None).message
-
-
-def test_the_rope_formula_tier_is_a_right_answer_and_hints_come_in_order():
-    stub = buggy_rope
-    for level in (1, 2, 3):
-        feedback = ch09.check_rope_fix(stub, hint=level)
-        assert feedback.shown == level and str(feedback).count("Hint ") == level
-    tier = ch09.check_rope_fix(stub, hint=3).hints[-1]
-    code = [line for line in tier.splitlines() if line.startswith("    ")]
-    namespace = {"np": np}
-    exec("\n".join(["def written(x, positions, base=10000.0):", *code]), namespace)
-    assert ch09.check_rope_fix(namespace["written"]).passed
-    text = str(ch09.check_rope_fix(stub))
-    assert "2 * np.arange" not in text and "-2i/d" not in text  # the verdict does not give the fix away
-
-
-# --- exercise 1: bfloat16 positions ---------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    "answer",
-    [bf16_position, lambda p: float(bf16_position(p)), lambda p: torch.tensor(float(p)).bfloat16(), np.int64],
-)
-def test_check_bf16_position_accepts_the_rounding(answer):
-    if answer is np.int64:
-        answer = lambda p: np.int64(bf16_position(p))  # noqa: E731
-    feedback = ch09.check_bf16_position(answer)
-    assert feedback.passed, feedback
-
-
-@pytest.mark.parametrize(
-    ("answer", "symptom"),
-    [
-        (lambda p: p, "unchanged"),
-        (lambda p: ch09._rounded(p, 8, "down"), "rounding down"),
-        (lambda p: ch09._rounded(p, 8, "up"), "round half up"),
-        (lambda p: ch09._rounded(p, 11, "even"), "float16"),
-        (lambda p: ch09._rounded(p, 7, "even"), "7 significant bits"),
-        (lambda p: ch09._rounded(p, 9, "even"), "9 significant bits"),
-        (lambda p: 0, "position 1:"),
-        (lambda p: [p, p], "one number"),
-        (lambda p: bf16_position(p) + (p == 100000), "position 100,000"),
-    ],
-)
-def test_check_bf16_position_never_says_correct_to_a_mistake(answer, symptom):
-    feedback = ch09.check_bf16_position(answer)
-    assert not feedback.passed and "Correct" not in str(feedback)
-    assert symptom in feedback.message, feedback.message
-    assert len(ch09.check_bf16_position(answer, hint=2).hints) == 3
-
-
-def test_the_bf16_formula_tier_is_a_right_answer():
-    tier = ch09.check_bf16_position(lambda p: p, hint=3).hints[-1]
-    code = [line for line in tier.splitlines() if line.startswith("    ")]
-    namespace = {}
-    exec("\n".join(["def written(p):", *code]), namespace)
-    assert ch09.check_bf16_position(namespace["written"]).passed
-    assert all(namespace["written"](p) == precision.round_to([p], "bfloat16")[0] for p in range(0, 70_000, 13))
-
-
-@pytest.mark.parametrize("checker", [ch09.check_rope_fix, ch09.check_bf16_position])
-def test_a_bad_hint_is_refused(checker):
-    with pytest.raises(TypeError):
-        checker(lambda *args: None, hint=True)
-    assert isinstance(checker(lambda *args: None), Feedback)

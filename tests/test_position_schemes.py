@@ -19,25 +19,35 @@ RAW = json.loads((ROOT / "pe_lib" / "data" / "position_schemes.json").read_text(
 
 # Transcribed from each entry's citation (config.json on the hub, model card, paper): name -> {field: value}
 PUBLISHED = {
-    "GPT-2": {"context": 1024, "rows": 1024, "first_row": 0},
-    "BERT base": {"context": 512, "rows": 512, "token_types": 2},
-    "all-MiniLM-L6-v2": {"context": 512, "rows": 512, "token_types": 2},
-    "RoBERTa base": {"context": 512, "rows": 514, "first_row": 2, "token_types": 1},
-    "OPT-125m": {"context": 2048, "rows": 2050, "first_row": 2},
-    "T5 base": {"num_buckets": 32, "max_distance": 128, "num_heads": 12},
-    "GPT-J 6B": {"context": 2048, "head_dim": 256, "rotary_dim": 64, "layout": "interleaved", "base": 1e4},
-    "GPT-NeoX-20B": {"context": 2048, "head_dim": 96, "rotary_dim": 24, "layout": "half", "base": 1e4},
-    "Pythia-160m": {"context": 2048, "head_dim": 64, "rotary_dim": 16, "layout": "half", "base": 1e4},
-    "Llama 2 7B": {"context": 4096, "head_dim": 128, "base": 1e4, "scaling": None},
-    "Code Llama 7B": {"context": 16384, "base": 1e6},
-    "Llama 3 8B": {"context": 8192, "base": 5e5, "scaling": None},
-    "Llama 3.1 8B": {"context": 131072, "base": 5e5, "scaling": {"rope_type": "llama3", "factor": 8.0,
-                     "low_freq_factor": 1.0, "high_freq_factor": 4.0, "original_max_position_embeddings": 8192}},
-    "Mistral 7B v0.1": {"context": 32768, "base": 1e4},
-    "Qwen2 7B": {"context": 131072, "base": 1e6, "num_heads": 28, "head_dim": 128},
-    "BLOOM 176B": {"context": 2048, "num_heads": 112},
-    "MPT-7B": {"context": 2048, "num_heads": 32},
+    "GPT-2": {"trained_context": 1024, "max_position_embeddings": 1024, "rows": 1024, "first_row": 0},
+    "BERT base": {"trained_context": 512, "max_position_embeddings": 512, "rows": 512, "token_types": 2},
+    "all-MiniLM-L6-v2": {"trained_context": 128, "max_position_embeddings": 512, "rows": 512, "token_types": 2},
+    "RoBERTa base": {"trained_context": 512, "max_position_embeddings": 514, "rows": 514, "first_row": 2,
+                     "token_types": 1},
+    "OPT-125m": {"trained_context": 2048, "max_position_embeddings": 2048, "rows": 2050, "first_row": 2},
+    "T5 base": {"trained_context": 512, "max_position_embeddings": None, "num_buckets": 32, "max_distance": 128,
+                "num_heads": 12},
+    "GPT-J 6B": {"trained_context": 2048, "max_position_embeddings": 2048, "head_dim": 256, "rotary_dim": 64,
+                 "layout": "interleaved", "base": 1e4},
+    "GPT-NeoX-20B": {"trained_context": 2048, "max_position_embeddings": 2048, "head_dim": 96, "rotary_dim": 24,
+                     "layout": "half", "base": 1e4},
+    "Pythia-160m": {"trained_context": 2048, "max_position_embeddings": 2048, "head_dim": 64, "rotary_dim": 16,
+                    "layout": "half", "base": 1e4},
+    "Llama 2 7B": {"trained_context": 4096, "max_position_embeddings": 4096, "head_dim": 128, "base": 1e4,
+                   "scaling": None},
+    "Code Llama 7B": {"trained_context": 16384, "max_position_embeddings": 16384, "base": 1e6},
+    "Llama 3 8B": {"trained_context": 8192, "max_position_embeddings": 8192, "base": 5e5, "scaling": None},
+    "Llama 3.1 8B": {"trained_context": 131072, "max_position_embeddings": 131072, "base": 5e5,
+                     "scaling": {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
+                                 "high_freq_factor": 4.0, "original_max_position_embeddings": 8192}},
+    "Mistral 7B v0.1": {"trained_context": 8192, "max_position_embeddings": 32768, "sliding_window": 4096,
+                        "base": 1e4},
+    "Qwen2 7B": {"trained_context": 32768, "max_position_embeddings": 131072, "sliding_window": None, "base": 1e6,
+                 "num_heads": 28, "head_dim": 128},
+    "BLOOM 176B": {"trained_context": 2048, "max_position_embeddings": None, "num_heads": 112},
+    "MPT-7B": {"trained_context": 2048, "max_position_embeddings": 2048, "num_heads": 32},
 }  # fmt: skip
+LENGTHS = {"trained_context", "max_position_embeddings", "sliding_window"}
 REQUIRED = {
     "learned": {"rows", "first_row", "token_types"},
     "t5": {"num_heads", "num_buckets", "max_distance"},
@@ -56,7 +66,7 @@ def test_every_model_is_in_the_table_once_with_its_published_values():
 
 @pytest.mark.parametrize("entry", RAW["models"], ids=lambda entry: entry["name"])
 def test_every_value_has_a_citation(entry):
-    fields = {"context"} | REQUIRED[entry["method"]]
+    fields = LENGTHS | REQUIRED[entry["method"]]
     assert set(entry) == {"name", "hub", "method", "sources"} | fields
     assert set(entry["sources"]) == fields
     for field, source in entry["sources"].items():
@@ -68,8 +78,8 @@ def test_every_value_has_a_citation(entry):
 
 def test_the_config_numbers_are_cited_with_the_value_itself():
     for entry in RAW["models"]:
-        for field in ("context", "rows", "rotary_dim", "num_heads"):
-            if field in entry and "config.json" in entry["sources"][field]:
+        for field in ("max_position_embeddings", "sliding_window", "rows", "rotary_dim", "num_heads"):
+            if entry.get(field) is not None and "config.json" in entry["sources"][field]:
                 assert str(entry[field]).rstrip("0").rstrip(".") in entry["sources"][field].replace(",", ""), (
                     entry["name"],
                     field,
@@ -79,8 +89,17 @@ def test_the_config_numbers_are_cited_with_the_value_itself():
 def test_the_loader_returns_fresh_copies_of_the_file():
     loaded = models_table.load_position_schemes()
     assert loaded == RAW["models"]
-    loaded[0]["context"] = 0
-    assert models_table.load_position_schemes()[0]["context"] == 1024
+    loaded[0]["trained_context"] = 0
+    assert models_table.load_position_schemes()[0]["trained_context"] == 1024
+
+
+def test_trained_context_is_cited_to_a_paper_or_model_card_and_llama_2s_base_to_metas_code():
+    for entry in RAW["models"]:
+        source = entry["sources"]["trained_context"]
+        assert "arXiv" in source or "model card" in source or "Radford" in source, (entry["name"], source)
+        assert entry["trained_context"] <= (entry["max_position_embeddings"] or math.inf)
+    llama2 = {entry["name"]: entry for entry in RAW["models"]}["Llama 2 7B"]["sources"]["base"]
+    assert "theta=10000.0" in llama2 and "LlamaConfig" in llama2
 
 
 def test_the_provenance_note_describes_the_table():
@@ -130,32 +149,36 @@ def literal_theta(d=128, base=1e4):
     return [base ** (-2 * i / d) for i in range(d // 2)]
 
 
-def first_reaching(error_at, threshold, stop=10_000):
-    return next((p for p in range(stop) if error_at(p) >= threshold), None)
+def wrapped(angle):
+    """An angle error taken modulo 2 pi into [0, pi]."""
+    return abs((angle + math.pi) % (2 * math.pi) - math.pi)
 
 
-def test_bfloat16_angle_and_inverse_frequency_errors_reach_pi_between_256_and_4096():
+def test_a_score_depends_on_the_query_key_angle_and_bfloat16_angles_miss_it_by_4_rad_at_518_and_514():
+    # pair 0 (theta = 1): the query at 518 and the key at 514 should differ by 4 rad
+    assert rounded(518, 8) == 520 and rounded(514, 8) == 512  # both ties, to even
+    assert (rounded(518, 8) - rounded(514, 8)) - (518 - 514) == 4  # 4 rad off, more than pi
+    assert wrapped(4.0) == pytest.approx(2 * math.pi - 4)
     theta = literal_theta()
+    worst = max(wrapped((rounded_real(518 * t, 8) - rounded_real(514 * t, 8)) - 4 * t) for t in theta)
+    assert worst == pytest.approx(2 * math.pi - 4)
 
-    def angle_error(p):  # the exact angle rounded to bfloat16
-        return max(abs(rounded_real(p * t, 8) - p * t) for t in theta) if p else 0.0
 
+def test_a_bfloat16_frequency_error_grows_with_the_distance_not_the_position():
+    theta = literal_theta()
     stored = [rounded_real(t, 8) for t in theta]
 
-    def inv_freq_error(p):  # bfloat16 inverse frequency, then an exact (float32 is exact enough here) product
-        return max(abs(p * s - p * t) for s, t in zip(stored, theta, strict=True))
+    def error(m, n):  # exact products of the rounded frequency (float32 adds far less at these positions)
+        return max(wrapped((m * s - n * s) - (m - n) * t) for s, t in zip(stored, theta, strict=True))
 
-    assert [first_reaching(angle_error, t) for t in (0.1, 1.0, math.pi)] == [40, 257, 1028]
-    assert [first_reaching(inv_freq_error, t) for t in (0.1, 1.0, math.pi)] == [82, 818, 2569]
+    assert error(1000, 990) == pytest.approx(error(50_000, 49_990), abs=1e-9)  # the same distance, the same error
+    assert error(1000, 900) == pytest.approx(10 * error(1000, 990), rel=1e-9)  # ten times the distance
+    shift = max(abs(s - t) for s, t in zip(stored, theta, strict=True))  # a steady frequency shift
+    assert error(1000, 182) == pytest.approx(818 * shift, rel=1e-9) and 1.0 <= 818 * shift < 1.0 + shift
 
 
-def test_float16_angles_reach_pi_at_8196():
-    theta = literal_theta()
-
-    def error(p):
-        return max(abs(rounded_real(p * t, 11) - p * t) for t in theta) if p else 0.0
-
-    assert first_reaching(error, math.pi, stop=9000) == 8196
+def test_float16_angles_are_exact_to_2048():
+    assert all(rounded(n, 11) == n for n in range(2049)) and rounded(2049, 11) == 2048
 
 
 # --- independent: the layout forensics, with a literal RoPE and a literal permutation ----------------
