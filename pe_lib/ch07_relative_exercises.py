@@ -38,6 +38,8 @@ def _described(result):
     """What the learner returned, for a message: its type, and what an array or a list holds."""
     if isinstance(result, (list, tuple)):
         kinds = sorted({type(item).__name__ for item in _items(result)})
+        if set(kinds) <= {"int", "float"} and any(isinstance(item, (list, tuple)) for item in result):
+            return f"{_a(type(result).__name__)} of rows of different lengths"  # numbers NumPy cannot make a table of
         return f"{_a(type(result).__name__)} of {', '.join(kinds) or 'nothing'}"
     dtype = getattr(result, "dtype", None)
     if dtype is not None and getattr(result, "ndim", 0):
