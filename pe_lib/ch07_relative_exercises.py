@@ -19,7 +19,7 @@ from .text import measured
 
 
 def _precision(result):
-    """ "bfloat16" or "float16" for a half-precision result, else None (float32, float64, lists)."""
+    """The name of a half-precision result's dtype ("bfloat16" or "float16"), else None (float32, float64, lists)."""
     dtype = str(getattr(result, "dtype", ""))
     if "bfloat16" in dtype:
         return "bfloat16"
