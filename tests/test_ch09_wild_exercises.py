@@ -242,3 +242,13 @@ def test_a_bad_hint_is_refused(checker):
     with pytest.raises(ValueError, match="hint"):
         checker(lambda *args: None, hint=4)
     assert isinstance(checker(lambda *args: None), Feedback)
+
+
+def test_the_tolerance_follows_the_case_and_no_mistake_fits_inside_it():
+    for x, positions, config in ex09._rope_cases():
+        tolerance = ex09.rope_tolerance(x, positions, config["rope_theta"])
+        assert 1e-6 < tolerance < 3e-3  # from float32 rounding at small positions to a float32 port at 16,383
+        d = x.shape[-1]
+        for _, candidate, _ in ex09._rope_mistakes(x, positions, config["rope_theta"], d):
+            expected = pe_lib.apply_rope(x, positions, base=config["rope_theta"], layout="half")
+            assert np.abs(candidate - expected).max() > 30 * tolerance
