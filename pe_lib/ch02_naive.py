@@ -8,6 +8,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from . import _validate, analysis, encodings
+from .ch01_order_exercises import type_name
 from .explorer import Explorer
 from .figures import floats, new_axes, style_figsize
 from .grading import Feedback, as_numbers, hint_level, run_safely, with_hints
@@ -320,29 +321,32 @@ def _check_binary_encoding(binary_encoding):
             return Feedback(name, False, f"for n={n}, d_model={d_model} {failed.message}")
         table = as_numbers(value)
         if table is None:
-            return Feedback(name, False, f"return a NumPy array of 0s and 1s, got {type(value).__name__}")
+            return Feedback(name, False, f"return a NumPy array of 0s and 1s, got {type_name(value)}")
         mistake = _binary_mistake(table, n, d_model)
         if mistake:
             return Feedback(name, False, *mistake)
-    try:
-        binary_encoding(9, 3)
-    except ValueError:
-        return Feedback(name, True, "bits least significant first, n rows, and a clear error when n > 2**d_model")
-    except Exception as error:  # the learner's code may raise anything; name it in the hint
-        raised = type(error).__name__
+    # One position too many, at several widths: a check hard-coded for one size, or off by one, fails.
+    for n, d_model in ((9, 3), (5, 2), (3, 1), (33, 5), (257, 8)):
+        try:
+            binary_encoding(n, d_model)
+        except ValueError:
+            continue
+        except Exception as error:  # the learner's code may raise anything; name it in the hint
+            raised = type(error).__name__
+            return Feedback(
+                name,
+                False,
+                f"for n={n}, d_model={d_model} (too many positions) the exercise asks for ValueError, not {raised}",
+                ("Which line raises? Raise the error yourself, before anything else can fail.",),
+            )
         return Feedback(
             name,
             False,
-            f"for n=9, d_model=3 (too many positions) the exercise asks for ValueError, not {raised}",
-            ("Which line raises? Raise the error yourself, before anything else can fail.",),
+            f"for n={n}, d_model={d_model} your function returned without raising ValueError, but position {n - 1} "
+            f"= 0b{n - 1:b} needs {(n - 1).bit_length()} bits: its row would repeat position 0",
+            too_many,
         )
-    return Feedback(
-        name,
-        False,
-        "for n=9, d_model=3 you returned a table, but position 8 = 0b1000 needs 4 bits, so its row "
-        "repeats position 0, and no ValueError was raised",
-        too_many,
-    )
+    return Feedback(name, True, "bits least significant first, n rows, and a clear error when n > 2**d_model")
 
 
 _BIT_FLIPS_HINTS = (
@@ -365,18 +369,21 @@ def check_bit_flips(bit_flips, *, hint=0):
 
 def _check_bit_flips(bit_flips):
     name = "bit_flips"
-    positions = [*range(0, 70), 127, 255, 1000, 1023, 4095, 65_535]
+    # Past 16 and 32 bits too: a mask or a fixed width (np.int32, binary_repr(width=...)) is caught.
+    positions = [*range(0, 70), 127, 255, 1000, 1023, 4095, 65_535, 2**20 - 1, 2**31 - 1, 2**32 - 1, 2**40 + 7]
     answers = {}
     for p in positions:
         value, failed = run_safely(name, bit_flips, p)
         if failed is not None:
             return Feedback(name, False, f"bit_flips({p}): {failed.message}")
-        try:
-            answers[p] = int(value)
-        except (TypeError, ValueError):
-            return Feedback(name, False, f"bit_flips({p}) must return an int, got {value!r}")
-        if answers[p] != value:
+        number = as_numbers(value)
+        if number is None or number.size != 1:
+            got = type_name(value) if number is None else f"{type_name(value)} of shape {number.shape}"
+            return Feedback(name, False, f"bit_flips({p}) must return one whole number (an int), got {got}")
+        number = float(number.reshape(()))
+        if not number.is_integer():  # also NaN and infinity
             return Feedback(name, False, f"bit_flips({p}) must return a whole number, got {value!r}")
+        answers[p] = int(number)
 
     def ones(x):
         return bin(x).count("1")

@@ -142,7 +142,7 @@ def _raises_at_capacity(n, d_model):
         (lambda n, d: 2 * _bits(np.arange(n), d) - 1, "not -1 and +1"),
         (lambda n, d: np.repeat(np.arange(n)[:, None] % 2, d, axis=1), "every column holds bit 0"),
         (lambda n, d: np.zeros((n, d)), "row 1 (position 1) should be"),
-        (lambda n, d: _bits(np.arange(n), d), "no ValueError was raised"),
+        (lambda n, d: _bits(np.arange(n), d), "without raising ValueError"),
         (_raises_at_capacity, "still fit"),
         (lambda n, d: _bits(np.arange(n), d) if n <= 2**d else [][0], "not IndexError"),
         (lambda n, d: None, "forget the `return`"),

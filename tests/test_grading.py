@@ -16,9 +16,9 @@ import torch
 from torch import nn
 
 import pe_lib
-from pe_lib import ch01_order as ch01
+from pe_lib import ch01_order_exercises as ch01
 from pe_lib import ch02_naive as ch02
-from pe_lib import ch03_sinusoidal as ch03
+from pe_lib import ch03_sinusoidal_exercises as ch03
 from pe_lib import ch04_pendulum as ch04
 from pe_lib import ch05_learned as ch05
 from pe_lib import ch06_pipeline as ch06
@@ -376,18 +376,200 @@ def tolerance_of_one(f, x, order):
     return bool(np.allclose(f(x[order]), f(x)[order], atol=1))
 
 
+def tolerance_of_1e_3(f, x, order):  # 10**5 times np.allclose's default atol of 1e-8
+    return bool(np.allclose(f(x[order]), f(x)[order], atol=1e-3))
+
+
+def relative_tolerance_of_1e_2(f, x, order):
+    return bool(np.allclose(f(x[order]), f(x)[order], rtol=1e-2))
+
+
+def compares_one_row(f, x, order):
+    return bool(np.allclose(f(x[order])[2], f(x)[order][2]))
+
+
+def compares_the_last_row(f, x, order):
+    return bool(np.allclose(f(x[order])[-1], f(x)[order][-1]))
+
+
+def compares_one_column(f, x, order):
+    return bool(np.allclose(f(x[order])[:, 0], f(x)[order][:, 0]))
+
+
+def compares_row_sums(f, x, order):
+    return bool(np.allclose(f(x[order]).sum(axis=1), f(x)[order].sum(axis=1)))
+
+
+def compares_column_sums(f, x, order):
+    return bool(np.allclose(f(x[order]).sum(axis=0), f(x)[order].sum(axis=0)))
+
+
+def compares_five_rows(f, x, order):  # written for the 5-word sentence
+    return all(np.allclose(f(x[order])[i], f(x)[order][i]) for i in range(5))
+
+
 @pytest.mark.parametrize(
     "answer, hint",
     [
         (returns_after_the_first_row, "right in row 0 only"),
         (compares_row_norms, "comparing norms"),
         (tolerance_of_one, "tolerance is too loose"),
+        (tolerance_of_1e_3, "off by 1e-4 to 2e-4: its tolerance is too loose"),
+        (relative_tolerance_of_1e_2, "tolerance is too loose"),
+        (compares_one_row, "every row and every column"),
+        (compares_the_last_row, "every row and every column"),
+        (compares_one_column, "every row and every column"),
+        (compares_row_sums, "comparing sums"),
+        (compares_column_sums, "should say False"),
+        (compares_five_rows, "rows 5 and 6"),
     ],
     ids=lambda value: getattr(value, "__name__", ""),
 )
 def test_equivariance_tests_that_look_right_on_easy_cases_are_rejected(answer, hint):
     feedback = verdict(ch01.check_equivariance_test, answer)
     assert not feedback.passed and hint in feedback.message, feedback
+
+
+# --- notebooks 01-04: answers that are not numbers, or not finite, never crash a grader ---------
+
+OWN = ["permutation matrix", "binary encoding", "timing signal", "spot the bug", "concatenated rotation"]
+OWN += ["offset similarity", "look back", "bit flips"]
+NOT_NUMBERS = {
+    "strings": (lambda value: np.asarray(value).astype(str), "str"),
+    "a list of strings": (lambda value: np.asarray(value).astype(str).tolist(), "str"),
+    "complex numbers": (lambda value: np.asarray(value).astype(complex), "complex"),
+    "a complex tensor": (lambda value: torch.as_tensor(np.asarray(value)).to(torch.complex64), "complex"),
+}
+
+
+@pytest.mark.parametrize("kind", list(NOT_NUMBERS))
+@pytest.mark.parametrize("name", OWN)
+def test_a_table_of_strings_or_complex_numbers_is_refused_and_its_type_named(name, kind):
+    checker, solution, _ = GRADERS[name]
+    convert, said = NOT_NUMBERS[kind]
+    feedback = verdict(checker, lambda *args: convert(solution(*args)))
+    assert not feedback.passed and said in feedback.message, feedback
+
+
+@pytest.mark.parametrize(
+    "returned", [math.inf, -math.inf, math.nan, 1.0, 7, "inf"], ids=["inf", "-inf", "nan", "1.0", "7", "'inf'"]
+)
+@pytest.mark.parametrize("name", [*OWN, "equivariance test"])
+def test_an_infinite_or_a_scalar_return_gets_a_not_yet_never_an_error(name, returned):
+    checker, _, _ = GRADERS[name]
+    feedback = verdict(checker, lambda *args: returned)
+    assert not feedback.passed, feedback
+
+
+@pytest.mark.parametrize("name", ["permutation matrix", "binary encoding", "timing signal", "concatenated rotation"])
+def test_an_array_of_infinities_gets_a_not_yet(name):
+    checker, solution, _ = GRADERS[name]
+    feedback = verdict(checker, lambda *args: np.full(np.shape(solution(*args)), np.inf))
+    assert not feedback.passed, feedback
+
+
+@pytest.mark.parametrize("name", ["permutation matrix", "binary encoding", "timing signal", "spot the bug"])
+def test_an_array_in_the_wrong_order_fails(name):
+    checker, solution, _ = GRADERS[name]
+    feedback = verdict(checker, lambda *args: np.asarray(solution(*args))[::-1].copy())
+    assert not feedback.passed, feedback
+
+
+# --- notebooks 01-04: tolerances follow the answer's precision -----------------------------------
+
+
+def similarity_from_float32_rows(k, d_model, base=10000.0):  # the PyTorch snippet's table, at positions 1000, 1000+k
+    positions = torch.tensor([1000.0, 1000.0 + k])[:, None]
+    rates = torch.exp(torch.arange(0, d_model, 2) * (-math.log(base) / d_model))
+    table = torch.zeros(2, d_model)
+    table[:, 0::2], table[:, 1::2] = torch.sin(positions * rates), torch.cos(positions * rates)
+    return table[0] @ table[1]  # off by up to 3e-6 of its size: float32, faithfully
+
+
+def timing_in_float32(n, d_model, max_timescale=1e4):
+    pairs = d_model // 2
+    rates = torch.tensor(max_timescale) ** (-torch.arange(pairs, dtype=torch.float32) / max(pairs - 1, 1))
+    angles = torch.arange(n, dtype=torch.float32)[:, None] * rates
+    return torch.cat([torch.sin(angles), torch.cos(angles)], dim=1)
+
+
+def chapter_fix_in_float32(position, d_model):
+    rates = torch.exp(torch.arange(0, d_model, 2) * (-math.log(10000.0) / d_model))
+    row = torch.zeros(d_model)
+    row[0::2], row[1::2] = torch.sin(position * rates), torch.cos(position * rates)
+    return row
+
+
+@pytest.mark.parametrize(
+    "checker, answer",
+    [
+        (ch04.check_offset_similarity, similarity_from_float32_rows),
+        (ch03.check_timing_signal, timing_in_float32),
+        (ch03.check_chapter_fix, chapter_fix_in_float32),
+    ],
+    ids=lambda value: getattr(value, "__name__", ""),
+)
+def test_a_faithful_float32_answer_passes(checker, answer):
+    feedback = verdict(checker, answer)
+    assert feedback.passed, feedback
+
+
+def test_a_float16_answer_is_held_to_float16s_own_rounding():
+    # float16 keeps 11 bits: 18.91 is stored to within 0.008, so 0.01 off is a wrong answer, not rounding.
+    off = verdict(ch04.check_offset_similarity, lambda *args: torch.tensor(offset_similarity(*args) + 0.01).half())
+    assert not off.passed, off
+    assert verdict(ch04.check_offset_similarity, lambda *args: torch.tensor(offset_similarity(*args)).half()).passed
+
+
+def timing_without_its_slowest_sines(n, d_model, max_timescale=1e4):
+    table = timing_signal(n, d_model, max_timescale)
+    table[:, d_model // 2 - 1] = 0.0  # the slowest pair's sine: values below 0.005 up to position 49
+    return torch.tensor(table, dtype=torch.bfloat16)
+
+
+def test_a_half_precision_answer_does_not_hide_a_mistake_in_values_smaller_than_its_rounding():
+    feedback = verdict(ch03.check_timing_signal, timing_without_its_slowest_sines)
+    assert not feedback.passed and "timing_signal(50, 16, 10000)" in feedback.message, feedback
+
+
+# --- notebooks 01-04: hard-coded sizes and boundaries --------------------------------------------
+
+
+def bit_flips_in_17_bits(p):  # enough for every p up to 65,535 and no further
+    return bin((p ^ (p + 1)) & 0x1FFFF).count("1")
+
+
+def bit_flips_in_int32(p):
+    q = int(np.int64(p + 1).astype(np.int32))  # wraps past 2**31 - 1
+    return bin((p ^ q) & 0xFFFFFFFF).count("1")
+
+
+def binary_checked_for_three_bits_only(n, d_model):
+    if n > 8 and d_model == 3:
+        raise ValueError("too many positions")
+    return binary_encoding(min(n, 2**d_model), d_model) if n <= 2**d_model else np.zeros((n, d_model))
+
+
+def binary_checked_one_too_late(n, d_model):
+    if n > 2**d_model + 1:
+        raise ValueError("too many positions")
+    return ((np.arange(n)[:, None] >> np.arange(d_model)[None, :]) & 1).astype(float)
+
+
+@pytest.mark.parametrize(
+    "checker, answer",
+    [
+        (ch02.check_bit_flips, bit_flips_in_17_bits),
+        (ch02.check_bit_flips, bit_flips_in_int32),
+        (ch02.check_binary_encoding, binary_checked_for_three_bits_only),
+        (ch02.check_binary_encoding, binary_checked_one_too_late),
+        (ch01.check_equivariance_test, compares_five_rows),
+    ],
+    ids=lambda value: getattr(value, "__name__", ""),
+)
+def test_an_answer_written_for_one_size_or_off_by_one_at_a_boundary_fails(checker, answer):
+    feedback = verdict(checker, answer)
+    assert not feedback.passed, feedback
 
 
 # --- the shared helpers -------------------------------------------------------------------------

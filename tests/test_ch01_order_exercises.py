@@ -1,0 +1,189 @@
+"""pe_lib.ch01_order_exercises (notebook 01's graders) and the helpers the graders of 01-04 share."""
+
+import numpy as np
+import pytest
+import torch
+
+from pe_lib import ch01_order_exercises as ch01
+
+# --- exercise: the permutation matrix --------------------------------------------------------
+
+
+def reference_permutation_matrix(order):
+    return np.eye(len(order))[order]
+
+
+def test_permutation_matrix_checker_accepts_the_reference():
+    feedback = ch01.check_permutation_matrix(reference_permutation_matrix)
+    assert feedback.passed and str(feedback).startswith("[permutation matrix] Correct")
+
+
+def test_permutation_matrix_checker_accepts_other_correct_forms():
+    def with_loop(order):
+        matrix = np.zeros((len(order), len(order)), dtype=int)
+        for row, column in enumerate(order):
+            matrix[row, column] = 1
+        return matrix
+
+    assert ch01.check_permutation_matrix(with_loop)
+    assert ch01.check_permutation_matrix(lambda order: reference_permutation_matrix(order).tolist())
+
+
+@pytest.mark.parametrize(
+    ("answer", "hint"),
+    [
+        (lambda order: reference_permutation_matrix(order).T, "transposed"),
+        (lambda order: np.eye(len(order)), "identity"),
+        (lambda order: np.argsort(order), "1-D"),
+        (lambda order: np.ones((len(order), len(order))), "exactly one 1"),
+        (lambda order: 2 * reference_permutation_matrix(order), "exactly one 1"),
+        (lambda order: np.eye(len(order) + 1), "must have shape"),
+        (lambda order: None, "forget the `return`"),
+        (lambda order: np.eye(len(order))[order[::-1]] if len(order) > 1 else np.eye(1), "wrong order"),
+        (lambda order: 1 / 0, "ZeroDivisionError"),
+    ],
+)
+def test_permutation_matrix_checker_names_typical_mistakes(answer, hint):
+    feedback = ch01.check_permutation_matrix(answer)
+    assert not feedback.passed
+    assert hint in feedback.message
+    assert str(feedback).startswith("[permutation matrix] Not yet")
+    assert len(ch01.check_permutation_matrix(answer, hint=3).hints) == 3
+
+
+# --- exercise: the equivariance test ---------------------------------------------------------
+
+
+def reference_test(f, x, order):
+    return bool(np.allclose(f(x[order]), f(x)[order]))
+
+
+def test_equivariance_checker_accepts_the_reference():
+    feedback = ch01.check_equivariance_test(reference_test)
+    assert feedback.passed and "Correct" in str(feedback)
+    assert ch01.check_equivariance_test(lambda f, x, order: np.allclose(f(x[order]), f(x)[order]))  # np.bool_
+
+
+def test_equivariance_checker_inputs_are_what_its_hints_claim():
+    x, cases = ch01._equivariance_cases()
+    for name, function, inputs, order, expected, _ in cases:
+        assert reference_test(function, inputs, order) == expected, name
+    attention = cases[0][1]
+    for order in (cases[0][3], cases[1][3]):  # attention differs from its shuffle by rounding only
+        assert not np.array_equal(attention(x[order]), attention(x)[order])
+    near = {name: (function, inputs, order) for name, function, inputs, order, _, _ in cases}
+    function, inputs, order = near["adding 1e-4 x the row's place"]
+    gap = np.abs(function(inputs[order]) - function(inputs)[order])
+    assert 1e-4 - 1e-12 < gap.min() and gap.max() < 2e-4 + 1e-12  # as its symptom says
+    for name in ("changing one entry of the first row", "changing one entry of the fourth row"):
+        function, inputs, order = near[name]
+        wrong = np.argwhere(np.abs(function(inputs[order]) - function(inputs)[order]) > 0.5)
+        assert len(wrong) == 2 and len(set(wrong[:, 1])) == 1, name  # two rows, one column
+    function, inputs, order = near["rolling each row by its place"]
+    assert np.allclose(function(inputs[order]).sum(axis=1), function(inputs)[order].sum(axis=1))
+
+
+@pytest.mark.parametrize(
+    ("answer", "hint"),
+    [
+        (lambda f, x, order: np.allclose(f(x[order]), f(x)), "that is invariance"),
+        (lambda f, x, order: np.allclose(f(x[order]), f(x)[np.argsort(order)]), "other way"),
+        (lambda f, x, order: np.allclose(f(x[order])[order], f(x)), "other way"),
+        (lambda f, x, order: np.array_equal(f(x[order]), f(x)[order]), "only by rounding"),
+        (lambda f, x, order: bool((f(x[order]) == f(x)[order]).all()), "only by rounding"),
+        (lambda f, x, order: True, "should say False"),
+        (lambda f, x, order: False, "should say True"),
+        (lambda f, x, order: f(x[order]) == f(x)[order], "single True or False"),
+        (lambda f, x, order: None, "forget the `return`"),
+        (lambda f, x, order: np.allclose(f(x[:, order]), f(x)[:, order]), "reorders the columns"),
+        (lambda f, x, order: 1 / 0, "ZeroDivisionError"),
+    ],
+)
+def test_equivariance_checker_names_typical_mistakes(answer, hint):
+    feedback = ch01.check_equivariance_test(answer)
+    assert not feedback.passed
+    assert hint in feedback.message
+    assert str(feedback).startswith("[equivariance test] Not yet")
+    assert len(ch01.check_equivariance_test(answer, hint=3).hints) == 3
+
+
+# --- the fix of a recognised mistake is a hint, at the tier named here, never in the symptom ----
+
+
+@pytest.mark.parametrize(
+    ("check", "answer", "level", "fix"),
+    [
+        (ch01.check_permutation_matrix, lambda order: np.eye(len(order)), 2, "column order[i]"),
+        (ch01.check_permutation_matrix, lambda order: np.eye(len(order)), 3, "np.eye(len(order))[order]"),
+        (ch01.check_permutation_matrix, lambda order: reference_permutation_matrix(order).T, 3, "P[i, order[i]] = 1"),
+        (ch01.check_permutation_matrix, lambda order: np.argsort(order), 2, "column order[i]"),
+        (ch01.check_equivariance_test, lambda f, x, order: np.allclose(f(x[order]), f(x)), 2, "same `order`"),
+        (ch01.check_equivariance_test, lambda f, x, order: np.allclose(f(x[order]), f(x)), 3, "f(x)[order]"),
+        (
+            ch01.check_equivariance_test,
+            lambda f, x, order: np.allclose(f(x[order]), f(x)[np.argsort(order)]),
+            2,
+            "same index array on both sides",
+        ),
+        (
+            ch01.check_equivariance_test,
+            lambda f, x, order: np.array_equal(f(x[order]), f(x)[order]),
+            2,
+            "np.allclose, not ==",
+        ),
+        (
+            ch01.check_equivariance_test,
+            lambda f, x, order: np.allclose(f(x[:, order]), f(x)[:, order]),
+            2,
+            "x[order] reorders the rows",
+        ),
+        (ch01.check_equivariance_test, lambda f, x, order: f(x[order]) == f(x)[order], 2, "np.allclose(a, b)"),
+    ],
+)
+def test_the_fix_of_a_mistake_waits_for_its_hint_tier(check, answer, level, fix):
+    for below in range(level):
+        assert fix not in str(check(answer, hint=below))
+    assert fix in str(check(answer, hint=level))
+
+
+def test_equivariance_checker_does_not_let_the_learner_change_its_inputs():
+    def sloppy(f, x, order):
+        x[:] = 0.0  # modifies the array it was given
+        return reference_test(f, x, order)
+
+    ch01.check_equivariance_test(sloppy)
+    x, _ = ch01._equivariance_cases()
+    assert np.abs(x).max() > 0  # fresh inputs each call
+
+
+# --- the helpers the graders of 01-04 share ------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("value", "said"),
+    [
+        ("0.5", "str"),
+        (np.array(["0.5"]), "ndarray of str"),
+        ([["0.5", "1"]], "list of str"),
+        (np.ones(2, dtype=complex), "ndarray of complex128"),
+        (torch.ones(2, dtype=torch.complex64), "Tensor of torch.complex64"),
+        ([[1, 2], [3]], "list of list"),
+        ([], "empty list"),
+        (3.5, "float"),
+    ],
+)
+def test_type_name_says_what_was_returned(value, said):
+    assert ch01.type_name(value) == said
+
+
+def test_allowed_error_adds_half_an_ulp_of_half_precision_to_the_float32_floor():
+    reference = np.array([0.001, 1.0, 100.0])
+    np.testing.assert_array_equal(ch01.allowed_error(np.zeros(3), reference, 1e-4), [1e-4] * 3)
+    bfloat16 = ch01.allowed_error(torch.zeros(3, dtype=torch.bfloat16), reference, 1e-4)
+    np.testing.assert_allclose(bfloat16, 1e-4 + reference * 2.0**-8)
+    float16 = ch01.allowed_error(torch.zeros(3, dtype=torch.float16), reference, 1e-4)
+    np.testing.assert_allclose(float16, 1e-4 + reference * 2.0**-11)
+    for dtype, share in ((torch.bfloat16, 2.0**-8), (torch.float16, 2.0**-11)):  # a faithful cast fits
+        exact = np.linspace(-300, 300, 10_001)
+        rounded = torch.tensor(exact).to(dtype).double().numpy()
+        assert np.all(np.abs(rounded - exact) <= share * np.abs(exact))
