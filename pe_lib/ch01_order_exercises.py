@@ -49,12 +49,6 @@ def allowed_error(value, reference, floor):
     return floor + rounding * np.abs(np.asarray(reference, dtype=np.float64))
 
 
-def within(value, got, reference, floor):
-    """True when `got` (float64 numbers from `value`) is finite and within allowed_error of `reference`."""
-    got = np.asarray(got, dtype=np.float64)
-    return bool(np.isfinite(got).all() and np.all(np.abs(got - reference) <= allowed_error(value, reference, floor)))
-
-
 _PERMUTATION_HINTS = (
     "Row i of P @ x is the sum over j of P[i, j] * x[j]. Which single row of x should row i of the "
     "result be, and what must row i of P look like to pick exactly that row?",
