@@ -10,7 +10,7 @@ import ipywidgets as widgets
 import matplotlib.pyplot as plt
 import numpy as np
 
-from . import _validate, relative
+from . import _validate, rope_scaling
 from .decoder import EXTENSIONS, VARIANTS, extension_scaling
 from .explorer import Explorer
 from .extrapolation import METRICS, checkpoints
@@ -18,6 +18,8 @@ from .figures import freeze_layout, new_axes, style_figsize
 from .grading import Feedback, as_numbers, hint_level, run_safely, with_hints
 from .text import measured
 
+METHOD_LABELS = {"none": "unchanged", "linear": "PI", "ntk": "NTK-aware", "yarn": "YaRN", "yarn_paper": "YaRN (paper)",
+                 "llama3": "Llama 3.1"}  # fmt: skip
 METRIC_LABELS = {
     "in_distribution": "trained length",
     "at_2x": "2× length",
@@ -60,7 +62,7 @@ def first_negative_distance(head_dim, base, limit=100_000):
     Below it, a query and a key that are equal still score above zero at every distance.
     """
     limit = _validate.positive_int("limit", limit)
-    theta = relative.rope_frequencies(head_dim, base=base)
+    theta = rope_scaling.rope_frequencies(head_dim, base=base)
     distances = np.arange(limit + 1, dtype=np.float64)
     sums = np.cos(np.multiply.outer(distances, theta)).sum(axis=1)
     negative = np.flatnonzero(sums < 0)
@@ -69,7 +71,7 @@ def first_negative_distance(head_dim, base, limit=100_000):
 
 def cos_sums(head_dim, base, distances):
     """sum_i cos(m theta_i) for each distance m: shape (len(distances),)."""
-    theta = relative.rope_frequencies(head_dim, base=base)
+    theta = rope_scaling.rope_frequencies(head_dim, base=base)
     return np.cos(np.multiply.outer(np.asarray(distances, dtype=np.float64), theta)).sum(axis=1)
 
 
@@ -89,7 +91,8 @@ def sweep_bars(results, task="shift", *, baseline=None, ax=None):
     for j, metric in enumerate(METRICS):
         means = [cells[v][metric]["mean"] for v in variants]
         stds = [cells[v][metric]["std"] for v in variants]
-        ax.bar(x + (j - 1.5) * width, means, width, yerr=stds, capsize=2, label=METRIC_LABELS[metric], zorder=3)
+        ax.bar(x + (j - 1.5) * width, means, width, yerr=_clipped_errors(means, stds), capsize=2,
+               label=METRIC_LABELS[metric], zorder=3)  # fmt: skip
     if baseline is None:
         ax.axhline(results["chance"], color="0.3", ls=":", lw=1.2, label="chance")
     else:
@@ -126,12 +129,15 @@ def pair_angles(theta, train_len, test_len):
         layout="constrained",
     )  # fmt: skip
     for i, (ax, a, b) in enumerate(zip(np.atleast_1d(axes), trained, tested, strict=True)):
-        ax.plot(np.linspace(a, min(b, a + 2 * np.pi), 200), np.full(200, 0.8), color="C3", lw=5, label="only at test")
+        if a < 2 * np.pi:  # a pair that went all the way round in training meets nothing new
+            ax.plot(np.linspace(a, min(b, 2 * np.pi), 200), np.full(200, 0.8), color="C3", lw=5, label="only at test")
         ax.plot(np.linspace(0, min(a, 2 * np.pi), 200), np.full(200, 1.0), color="C0", lw=5, label="trained")
         ax.set(ylim=(0, 1.1), yticks=[], xticks=np.arange(4) * np.pi / 2, xticklabels=["0", "", "", ""])
         turns = "all" if a >= 2 * np.pi else f"{a / (2 * np.pi):.2f} turn"
         ax.set_title(f"pair {i}: θ = {theta[i]:.3g}\ntrained: {turns}", fontsize="small")
-    np.atleast_1d(axes)[-1].legend(loc="upper left", bbox_to_anchor=(1.05, 1.0), fontsize="small")
+    handles = {h.get_label(): h for ax in np.atleast_1d(axes) for h in ax.lines}
+    np.atleast_1d(axes)[-1].legend(handles.values(), handles.keys(), loc="upper left", bbox_to_anchor=(1.05, 1.0),
+                                   fontsize="small")  # fmt: skip
     return fig
 
 
@@ -148,8 +154,14 @@ def turns_per_pair(theta, train_len, test_len, ax=None):
     ax.set(ylim=(tested.min() / (2 * np.pi) / 3, tested.max() / (2 * np.pi) * 3), xlabel="pair i", ylabel="turns")
     ax.set_title(f"{int(new.sum())} of {len(theta)} pairs meet angles never seen in training", loc="left",
                  fontsize="medium")  # fmt: skip
-    ax.legend(loc="upper right", fontsize="small")
+    ax.legend(loc="lower left", fontsize="small")  # the shaded band of new angles is on the right
     return fig
+
+
+def _clipped_errors(means, stds):
+    """Error bars of mean ± std that stop at the accuracy's own limits, 0 and 1."""
+    means, stds = np.asarray(means, dtype=float), np.asarray(stds, dtype=float)
+    return np.vstack([np.minimum(stds, means), np.minimum(stds, 1.0 - means)])
 
 
 def extension_bars(results, task="shift", factor=4, ax=None):
@@ -163,11 +175,11 @@ def extension_bars(results, task="shift", factor=4, ax=None):
     for j, when in enumerate(whens):
         cells = [extension[m][str(factor)][when] for m in methods]
         label = "zero-shot" if when == "zero_shot" else f"after {when.split('_')[1]} steps"
-        ax.bar(x + (j - (len(whens) - 1) / 2) * width, [c["mean"] for c in cells], width,
-               yerr=[c["std"] for c in cells], capsize=2, label=label, zorder=3)  # fmt: skip
+        means, stds = [c["mean"] for c in cells], [c["std"] for c in cells]
+        ax.bar(x + (j - (len(whens) - 1) / 2) * width, means, width, yerr=_clipped_errors(means, stds), capsize=2,
+               label=label, zorder=3)  # fmt: skip
     ax.axhline(results["chance"], color="0.3", ls=":", lw=1.2, label="chance")
-    names = {"none": "unchanged", "linear": "PI", "ntk": "NTK-aware", "yarn": "YaRN", "llama3": "Llama 3.1"}
-    ax.set_xticks(x, [names.get(m, m) for m in methods])
+    ax.set_xticks(x, [METHOD_LABELS[m] for m in methods])
     ax.set(ylim=(0, 1.05), ylabel=f"accuracy past L at {factor}L")
     ax.set_title(f"{task}: RoPE run at {factor}L, frequencies rescaled (mean ± std of {len(results['seeds'])} seeds)",
                  loc="left", fontsize="medium")  # fmt: skip
@@ -195,7 +207,8 @@ def base_criterion(head_dim=128, bases=(1e4, 5e5), limit=25_000, ax=None):
 
 # --- the explorer ----------------------------------------------------------------------------
 
-METHOD_NAMES = (("PI", "linear"), ("NTK-aware", "ntk"), ("YaRN", "yarn"), ("Llama 3.1", "llama3"))
+METHOD_NAMES = (("PI", "linear"), ("NTK-aware", "ntk"), ("YaRN", "yarn"), ("YaRN (paper)", "yarn_paper"),
+                ("Llama 3.1", "llama3"))  # fmt: skip
 
 
 class ScalingExplorer(Explorer):
@@ -244,12 +257,12 @@ class ScalingExplorer(Explorer):
 
     def draw(self, method, factor, model):
         base, original = model
-        self.theta = relative.rope_frequencies(self.HEAD_DIM, base=base)
+        self.theta = rope_scaling.rope_frequencies(self.HEAD_DIM, base=base)
         if factor == 1:
             self.scaled = self.theta.copy()
         else:
             scaling = extension_scaling(method, factor, original)
-            self.scaled = relative.rope_frequencies(self.HEAD_DIM, base=base, scaling=scaling)
+            self.scaled = rope_scaling.rope_frequencies(self.HEAD_DIM, base=base, scaling=scaling)
         trained = (original - 1) * self.theta
         stretched = (factor * original - 1) * self.scaled
         self.new_angles = unseen_pairs(self.theta, original, factor * original, scaled=self.scaled)
@@ -316,10 +329,10 @@ def _check_ntk_base(learner_function):
         for symptom, candidate, hints in _ntk_mistakes(base, s, d):
             if np.isclose(value, candidate, rtol=1e-6):
                 return Feedback(exercise, False, f"{symptom} {case}", hints)
-        theta = relative.rope_frequencies(d, base=value) if np.isfinite(value) and value > 1 else None
+        theta = rope_scaling.rope_frequencies(d, base=value) if np.isfinite(value) and value > 1 else None
         if theta is None:
             return Feedback(exercise, False, f"your base {measured(value)} is not a base above 1 {case}")
-        slower = relative.rope_frequencies(d, base=base)[-1] / theta[-1]
+        slower = rope_scaling.rope_frequencies(d, base=base)[-1] / theta[-1]
         if np.isclose(slower, 1.0):
             return Feedback(exercise, False, f"with your base the last pair turns as fast as before, not {s:g} times "
                             f"slower {case}")  # fmt: skip
@@ -334,49 +347,74 @@ def _check_ntk_base(learner_function):
 # --- exercise 2: the pairs YaRN leaves untouched --------------------------------------------
 
 _YARN_HINTS = (
-    "YaRN decides per pair by r_i, how many full turns pair i makes over the ORIGINAL context L. "
-    "Which r_i leave θ_i exactly as it was: large ones or small ones, and compared with which β?",
-    "r_i = L · θ_i / (2π), with θ_i = base^(-2i/d). The ramp γ = (r - β_slow)/(β_fast - β_slow) is clipped to "
-    "[0, 1], and θ' = (1 - γ) θ / s + γ θ: untouched where γ = 1, i.e. r_i >= β_fast.",
-    "    theta = base ** (-np.arange(0, head_dim, 2) / head_dim)\n"
-    "    turns = original_length * theta / (2 * np.pi)\n"
-    "    return np.flatnonzero(turns >= beta_fast)",
+    "YaRN's code decides by pair INDEX: it finds the (fractional) index where a pair turns exactly β_fast times "
+    "over the original context L, rounds it, and ramps from there. Which pairs sit at or below that index, and "
+    "what happens when the index comes out negative?",
+    "The correction dimension is d · ln(L / (2π · β_fast)) / (2 ln base). The code takes low = max(floor(it), 0); "
+    "the ramp (i − low) / (high − low) is clipped to [0, 1] and a pair with ramp 0 keeps θ_i: every i ≤ low.",
+    "    low = head_dim * math.log(original_length / (2 * math.pi * beta_fast)) / (2 * math.log(base))\n"
+    "    low = max(math.floor(low), 0)\n"
+    "    return np.arange(min(low, head_dim // 2 - 1) + 1)",
 )
 
+# Llama 2, Llama 3, a small head, the toy (where the rounding keeps pair 0), a smaller beta_fast, a head
+# of 96, and a context so long that every pair turns beta_fast times (all untouched).
 _YARN_CASES = ((128, 1e4, 4096, 32.0), (128, 5e5, 8192, 32.0), (64, 1e4, 2048, 32.0), (8, 1e4, 16, 32.0),
-               (128, 1e4, 4096, 8.0), (96, 1e6, 16384, 32.0))  # fmt: skip
+               (128, 1e4, 4096, 8.0), (96, 1e6, 16384, 32.0), (8, 1e4, 10**7, 32.0))  # fmt: skip
 
 
 def _untouched(head_dim, base, length, beta_fast):
+    """The reference: the pairs whose frequency YaRN (as transformers computes it) leaves exactly equal."""
     scaling = {"rope_type": "yarn", "factor": 8.0, "original_max_position_embeddings": length,
                "beta_fast": beta_fast, "beta_slow": min(1.0, beta_fast / 2)}  # fmt: skip
-    theta = relative.rope_frequencies(head_dim, base=base)
-    return np.flatnonzero(relative.rope_frequencies(head_dim, base=base, scaling=scaling) == theta)
+    theta = rope_scaling.rope_frequencies(head_dim, base=base)
+    return np.flatnonzero(rope_scaling.rope_frequencies(head_dim, base=base, scaling=scaling) == theta)
 
 
 def _yarn_mistakes(head_dim, base, length, beta_fast):
-    theta = relative.rope_frequencies(head_dim, base=base)
+    theta = rope_scaling.rope_frequencies(head_dim, base=base)
     turns = length * theta / (2 * np.pi)
+    at_least = np.flatnonzero(turns >= beta_fast)
     return [
+        ("your answer leaves out pair 0, which YaRN's code keeps as it is here", at_least,
+         ("The paper's rule (r_i ≥ β_fast) and the code agree for every pair but one. What does the code do when "
+          "its correction index comes out below 0?",)),
         ("you counted radians, not turns: r_i is L·θ_i / (2π)", np.flatnonzero(length * theta >= beta_fast),
          ("Is β_fast = 32 a number of radians or of full turns?",)),
-        ("these are the pairs YaRN interpolates fully (r_i <= β_slow), not the untouched ones",
-         np.flatnonzero(turns <= 1.0), ("Which pairs turn so often that stretching the context changes nothing?",)),
         ("these are the pairs that turn LESS than β_fast times: the comparison is the wrong way round",
          np.flatnonzero(turns < beta_fast), ()),
+        ("these are the pairs YaRN interpolates fully, not the untouched ones", np.flatnonzero(turns <= 1.0),
+         ("Which pairs turn so often that stretching the context changes nothing?",)),
         ("your pair numbers start at 1: NumPy indices, like the pairs, start at 0",
-         np.flatnonzero(turns >= beta_fast) + 1, ()),
+         _untouched(head_dim, base, length, beta_fast) + 1, ()),
+        ("you kept one pair too many: the one just past the rounded index is already on the ramp",
+         np.arange(min(_untouched(head_dim, base, length, beta_fast)[-1] + 2, len(theta))), ()),
     ]  # fmt: skip
 
 
 def check_untouched_pairs(learner_function, *, hint=0):
     """Grade `learner_function(head_dim, base, original_length, beta_fast)` -> indices of the pairs YaRN keeps.
 
-    The reference: the pairs whose frequency pe_lib.rope_frequencies(scaling yarn) leaves exactly equal.
+    The reference: the pairs whose frequency pe_lib.rope_frequencies(scaling yarn) leaves exactly equal
+    (YaRN as its code and transformers compute it). The indices must be ascending.
     hint: 0 for the verdict alone, 1..3 for more and more direct hints (3: the code).
     """
     shown = hint_level(hint, _YARN_HINTS)
     return with_hints(_check_untouched_pairs(learner_function), _YARN_HINTS, shown)
+
+
+def _as_indices(result):
+    """The learner's answer as a 1-D int64 array, or a Feedback message saying what it is instead."""
+    if isinstance(result, (bool, np.bool_)) or np.ndim(result) == 0:
+        return None, f"return a 1-D array of pair indices, got a single value ({type(result).__name__})"
+    value = as_numbers(result)
+    if value is None:
+        return None, f"return a 1-D array of pair indices (integers), got {type(result).__name__}"
+    if np.asarray(result).dtype == bool:
+        return None, "you returned True/False for every pair: return the indices of the pairs"
+    if value.ndim != 1 or not np.all(np.isfinite(value)) or not np.all(value == np.round(value)):
+        return None, f"return a 1-D array of whole pair indices, got shape {value.shape}"
+    return value.astype(np.int64), None
 
 
 def _check_untouched_pairs(learner_function):
@@ -385,28 +423,23 @@ def _check_untouched_pairs(learner_function):
         result, failure = run_safely(exercise, learner_function, head_dim, base, length, beta_fast)
         if failure is not None:
             return failure
-        try:
-            value = np.asarray(result)
-        except (TypeError, ValueError, RuntimeError):
-            value = np.asarray(None)
-        if value.dtype == bool:
-            return Feedback(exercise, False, "you returned True/False for every pair: return the indices of the pairs")
-        integral = value.dtype.kind in "iuf" and np.all(value == np.round(value))
-        value = value.astype(np.int64) if integral else None
-        if value is None or value.ndim != 1:
-            return Feedback(exercise, False, f"return a 1-D array of pair indices, got {type(result).__name__}")
+        value, problem = _as_indices(result)
+        if problem is not None:
+            return Feedback(exercise, False, problem)
         expected = _untouched(head_dim, base, length, beta_fast)
-        if value.shape == expected.shape and np.array_equal(np.sort(value), expected):
-            continue
         case = f"(head_dim = {head_dim}, base = {base:g}, L = {length}, β_fast = {beta_fast:g})"
+        if np.array_equal(value, expected):
+            continue
+        if np.array_equal(np.sort(value), expected):
+            return Feedback(exercise, False, f"the right pairs, in the wrong order: return them ascending {case}")
         if value.size and (value.max() >= head_dim // 2 or value.min() < 0):
             return Feedback(exercise, False, f"pair indices run from 0 to {head_dim // 2 - 1}, you returned "
                             f"{value.min()}..{value.max()} {case}")  # fmt: skip
         for symptom, candidate, hints in _yarn_mistakes(head_dim, base, length, beta_fast):
-            if value.shape == candidate.shape and np.array_equal(np.sort(value), candidate):
+            if np.array_equal(np.sort(value), candidate):
                 return Feedback(exercise, False, f"{symptom} {case}", hints)
         return Feedback(exercise, False, f"your pairs are not the ones YaRN leaves as they are {case}")
     return Feedback(
-        exercise, True, "the pairs that turn at least β_fast times over the original context: Llama 2 (L = 4096) "
-        "keeps pairs 0–20 as they are; the toy of this notebook (L = 16) keeps none",
+        exercise, True, "every pair up to the rounded index where a pair turns β_fast times, and pair 0 always: "
+        "Llama 2 (L = 4096) keeps pairs 0–20 as they are; the toy of this notebook (L = 16) keeps pair 0",
     )  # fmt: skip

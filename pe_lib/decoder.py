@@ -8,9 +8,13 @@ position. positional is one of VARIANTS:
     rope          rotary positions in every layer, base 10^4
     rope_1e6      the same with base 10^6
     alibi         a fixed per-head linear penalty -slope * distance on the logits (Press et al. 2022)
-    t5            a learned scalar per head and distance bucket (Raffel et al. 2020), shared by the layers
+    t5            a learned scalar per head and distance bucket (Raffel et al. 2020), shared by the layers;
+                  max_distance = the training length, so training reaches every bucket (as in T5 itself:
+                  max_distance 128 at a 512-token training context)
+    t5_far        the same with max_distance twice the training length: the last buckets hold distances
+                  that training never shows, so their values stay at initialisation
 config is a pe_lib.extrapolation.Config (vocab_size, d_model, num_heads, num_layers,
-dim_feedforward, max_position, train_len, t5_buckets, t5_max_distance). A RoPE model can be
+dim_feedforward, max_position, train_len, t5_buckets, t5_max_distance, t5_far_max_distance). A RoPE model can be
 copied with other frequencies: extended(method, factor) (context extension) or retuned(theta).
 """
 
@@ -24,28 +28,57 @@ from torch import nn
 from . import _validate
 from .encodings import sinusoidal_encoding
 from .modules import PreNormLayer
-from .relative import RotaryEmbedding, alibi_slopes, rope_frequencies, t5_relative_bucket, yarn_attention_scale
+from .relative import RotaryEmbedding, alibi_slopes, apply_rope, t5_relative_bucket
+from .rope_scaling import rope_attention_factor, rope_frequencies
 
-VARIANTS = ("none", "learned", "sinusoidal", "rope", "rope_1e6", "alibi", "t5")
+VARIANTS = ("none", "learned", "sinusoidal", "rope", "rope_1e6", "alibi", "t5", "t5_far")
+T5_VARIANTS = ("t5", "t5_far")
 ROPE_BASES = {"rope": 1e4, "rope_1e6": 1e6}
-EXTENSIONS = ("none", "linear", "ntk", "yarn", "llama3")  # "none": the trained frequencies, unchanged
+# "none": the trained frequencies, unchanged; "yarn" as its reference code (and transformers) computes
+# it, "yarn_paper" with the paper's continuous ramp (pe_lib.rope_scaling)
+EXTENSIONS = ("none", "linear", "ntk", "yarn", "yarn_paper", "llama3")
 
 
 def extension_scaling(method, factor, original):
     """The rope-scaling dict a model config would carry for `method` at `factor` (None for "none").
 
     original: the trained context length (YaRN's and Llama 3.1's original_max_position_embeddings);
+    YaRN's beta_fast / beta_slow are left at their defaults, 32 and 1;
     Llama 3.1's bands are its published low_freq_factor 1 and high_freq_factor 4.
     """
     method = _validate.choice("method", method, EXTENSIONS)
     if method == "none":
         return None
     scaling = {"rope_type": method, "factor": float(factor)}
-    if method in ("yarn", "llama3"):
+    if method in ("yarn", "yarn_paper", "llama3"):
         scaling["original_max_position_embeddings"] = original
     if method == "llama3":
         scaling.update(low_freq_factor=1.0, high_freq_factor=4.0)
     return scaling
+
+
+class TokenByTokenRotary(nn.Module):
+    """Dynamic NTK as a decoder with a key cache runs it: each position rotated with the frequencies of its own time.
+
+    Generating token by token, position p is computed when the sequence is p + 1 long, so dynamic NTK
+    rotates its query and key with theta(p + 1) and the cache keeps that key; a later query at m uses
+    theta(m + 1). forward(q, k, positions=None) applies exactly that, position by position.
+    """
+
+    def __init__(self, base, scaling):
+        super().__init__()
+        self.base, self.scaling = base, scaling
+
+    def forward(self, q, k, positions=None):
+        n = q.shape[-2]
+        positions = list(range(n)) if positions is None else [int(p) for p in positions]
+
+        def rotate(x):  # apply_rope's dynamic NTK sees one position p, so the length p + 1
+            rows = [apply_rope(x[..., j : j + 1, :], [p], base=self.base, layout="half", scaling=self.scaling)
+                    for j, p in enumerate(positions)]  # fmt: skip
+            return torch.cat(rows, dim=-2)
+
+        return rotate(q), rotate(k)
 
 
 def _causal_bias(seq, num_heads):
@@ -72,7 +105,7 @@ class TinyDecoder(nn.Module):
             self.register_buffer("position_rows", table, persistent=False)
         elif positional == "alibi":
             self.register_buffer("slopes", torch.from_numpy(alibi_slopes(heads)).float(), persistent=False)
-        elif positional == "t5":
+        elif positional in T5_VARIANTS:
             self.buckets = nn.Embedding(config.t5_buckets, heads)
         self.layers = nn.ModuleList(
             PreNormLayer(d, heads, config.dim_feedforward, causal=True, rotary=self._rotary())
@@ -89,7 +122,7 @@ class TinyDecoder(nn.Module):
 
     def _bias(self, seq):
         """The additive logit bias (heads, seq, seq) with the causal mask in it, or None (is_causal is used)."""
-        if self.positional not in ("alibi", "t5"):
+        if self.positional not in ("alibi", *T5_VARIANTS):
             return None
         offsets = torch.arange(seq)
         distance = (offsets[:, None] - offsets[None, :]).clamp(min=0)  # how far back the key is
@@ -101,7 +134,9 @@ class TinyDecoder(nn.Module):
                 -distance.numpy(),
                 bidirectional=False,
                 num_buckets=self.config.t5_buckets,
-                max_distance=self.config.t5_max_distance,
+                max_distance=self.config.t5_max_distance
+                if self.positional == "t5"
+                else self.config.t5_far_max_distance,
             )
         )
         return causal + self.buckets(buckets).permute(2, 0, 1)
@@ -131,8 +166,30 @@ class TinyDecoder(nn.Module):
         scaling = extension_scaling(method, factor, self.config.train_len)
         head_dim = self.config.d_model // self.config.num_heads
         theta = rope_frequencies(head_dim, base=ROPE_BASES[self.positional], scaling=scaling)
-        # YaRN's temperature: q and k each times 0.1 ln s + 1, so the logits by its square.
-        return self.retuned(theta, logit_scale=yarn_attention_scale(factor) ** 2 if method == "yarn" else 1.0)
+        # YaRN's temperature: cos and sin (so q and k) times the attention factor, the logits by its square.
+        return self.retuned(theta, logit_scale=rope_attention_factor(scaling) ** 2)
+
+    def dynamic_ntk(self, factor, *, cached):
+        """A copy of this RoPE model with dynamic NTK scaling (transformers' "dynamic", max_position_embeddings = L).
+
+        cached=False: every forward call rescales for its own length, as a full recomputation does.
+        cached=True: each position keeps the frequencies of the moment it was generated (TokenByTokenRotary).
+        """
+        if self.positional not in ROPE_BASES:
+            raise ValueError(f"only RoPE models can be rescaled, this one has positional={self.positional!r}")
+        cached = _validate.flag("cached", cached)
+        factor = _validate.finite_real("factor", factor)
+        scaling = {"rope_type": "dynamic", "factor": factor, "max_position_embeddings": self.config.train_len}
+        model = copy.deepcopy(self)
+        head_dim = self.config.d_model // self.config.num_heads
+        for layer in model.layers:
+            base = ROPE_BASES[self.positional]
+            layer.rotary = (
+                TokenByTokenRotary(base, scaling)
+                if cached
+                else RotaryEmbedding(head_dim, base=base, layout="half", scaling=scaling)
+            )
+        return model
 
     def retuned(self, theta, *, logit_scale=1.0):
         """A copy of this RoPE model that turns its pairs at the frequencies `theta` (head_dim // 2,) instead."""

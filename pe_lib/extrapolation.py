@@ -5,7 +5,8 @@ Two causal tasks whose rule is relative (it reads the same at every position):
     local_max: at position i >= w - 1, output the largest of the last w tokens, max(x[i-w+1..i]).
 
 The model: pe_lib.decoder.TinyDecoder, a tiny causal decoder with one of seven ways to know
-positions (none, learned, sinusoidal, RoPE at base 1e4 and 1e6, ALiBi, T5 buckets: VARIANTS).
+positions (none, learned, sinusoidal, RoPE at base 1e4 and 1e6, ALiBi, T5 buckets with two
+maximum distances: VARIANTS).
 
 Every model trains on sequences of train_len tokens from position 0, then is tested on sequences of
 train_len (in distribution), 2 * train_len and 4 * train_len, scored on the positions past
@@ -60,8 +61,9 @@ class Config:
     lr: float = 3e-3
     eval_size: int = 256
     threads: int = 1
-    t5_buckets: int = 16  # T5's 32 buckets / max distance 128 at a 512-token context, scaled to this toy
-    t5_max_distance: int = 32
+    t5_buckets: int = 16  # T5's 32 buckets (16 per direction), here one direction: the past
+    t5_max_distance: int = 16  # = train_len: training reaches every bucket, as T5's 128 at a 512-token context
+    t5_far_max_distance: int = 32  # t5_far: buckets for distances 16..31 that training never shows
     finetune_steps: tuple = (40, 150)  # context extension: tested after this many steps at the longer length
     finetune_lr: float = 1e-3
 
@@ -71,6 +73,7 @@ class Config:
         for name in ("dim_feedforward", "steps", "batch_size", "eval_size", "threads", "t5_buckets"):
             _validate.positive_int(name, getattr(self, name))
         _validate.positive_int("t5_max_distance", self.t5_max_distance)
+        _validate.positive_int("t5_far_max_distance", self.t5_far_max_distance)
         steps = [_validate.positive_int("finetune_steps", n) for n in self.finetune_steps]
         if steps != sorted(set(steps)):
             raise ValueError(f"finetune_steps must be increasing step counts, got {self.finetune_steps}")
@@ -388,7 +391,7 @@ def print_extension_table(results):
                 f"   {f}x:" + "".join(f"{c[when]['mean']:7.3f}" for when in whens)
                 for f, c in sorted(extension[method].items())
             )
-            print(f"  {method:<8}{row}")
+            print(f"  {method:<10}{row}")
 
 
 def main(argv=None):

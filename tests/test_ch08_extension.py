@@ -70,7 +70,12 @@ def test_sweep_figures_draw_every_variant_with_error_bars(results):
     plt.close(fig)
     fig = ch08.extension_bars(results, "shift", factor=4)
     labels = [t.get_text() for t in fig.axes[0].get_xticklabels()]
-    assert labels == ["unchanged", "PI", "NTK-aware", "YaRN", "Llama 3.1"]
+    assert labels == ["unchanged", "PI", "NTK-aware", "YaRN", "YaRN (paper)", "Llama 3.1"]
+    for container in fig.axes[0].containers:  # error bars stop at the accuracy's limits
+        if hasattr(container, "errorbar") and container.errorbar is not None:
+            for segments in container.errorbar.lines[2]:
+                ends = np.concatenate([seg[:, 1] for seg in segments.get_segments()])
+                assert ends.min() >= -1e-9 and ends.max() <= 1 + 1e-9
     plt.close(fig)
     with pytest.raises(ValueError, match="task"):
         ch08.sweep_bars(results, "reverse")
@@ -78,6 +83,8 @@ def test_sweep_figures_draw_every_variant_with_error_bars(results):
 
 def test_angle_figures_have_one_dial_per_pair_and_count_the_new_pairs():
     fig = ch08.pair_angles(pe_lib.rope_frequencies(8), 16, 64)
+    red = [[line for line in ax.lines if line.get_label() == "only at test"] for ax in fig.axes]
+    assert [len(lines) for lines in red] == [0, 1, 1, 1]  # pair 0 went all the way round in training
     assert len(fig.axes) == 4 and fig.axes[1].get_title().startswith("pair 1")
     plt.close(fig)
     fig = ch08.turns_per_pair(pe_lib.rope_frequencies(128), 4096, 16384)
@@ -98,6 +105,7 @@ def test_scaling_explorer_counts_untouched_pairs_and_new_angles():
             ("linear", 8, (1e4, 4096)): (0, 0),
             ("ntk", 8, (1e4, 4096)): (1, 17),
             ("yarn", 8, (1e4, 4096)): (21, 0),
+            ("yarn_paper", 8, (1e4, 4096)): (21, 0),
             ("llama3", 8, (5e5, 8192)): (29, 0),
             ("yarn", 1, (1e4, 4096)): (64, 18),  # factor 1: nothing rescaled, the context is L: nothing new
         }.items():
@@ -119,6 +127,13 @@ def ntk_base(base, factor, head_dim):
 
 
 def untouched_pairs(head_dim, base, original_length, beta_fast=32.0):
+    """Written from transformers' find_correction_range: every pair up to max(floor(low), 0)."""
+    low = head_dim * math.log(original_length / (beta_fast * 2 * math.pi)) / (2 * math.log(base))
+    return np.arange(min(max(math.floor(low), 0), head_dim // 2 - 1) + 1)
+
+
+def papers_untouched_pairs(head_dim, base, original_length, beta_fast=32.0):
+    """The paper's rule, r_i >= beta_fast: the same pairs except pair 0 where it turns fewer times."""
     theta = base ** (-np.arange(0, head_dim, 2) / head_dim)
     return np.flatnonzero(original_length * theta / (2 * np.pi) >= beta_fast)
 
@@ -183,6 +198,16 @@ YARN_MISTAKES = {
         "wrong way round",
     ),
     "from 1": (lambda d, b, L, f: untouched_pairs(d, b, L, f) + 1, "start at 1"),
+    "the paper's rule": (papers_untouched_pairs, "leaves out pair 0"),
+    "descending": (lambda d, b, L, f: untouched_pairs(d, b, L, f)[::-1].copy(), "wrong order"),
+    "one too many": (
+        lambda d, b, L, f: np.arange(min(untouched_pairs(d, b, L, f)[-1] + 2, d // 2)),
+        "one pair too many",
+    ),
+    "a scalar": (lambda d, b, L, f: 3, "single value"),
+    "strings": (lambda d, b, L, f: [str(i) for i in untouched_pairs(d, b, L, f)], "integers"),
+    "infinite": (lambda d, b, L, f: np.array([0.0, np.inf]), "whole pair indices"),
+    "a complex array": (lambda d, b, L, f: untouched_pairs(d, b, L, f) + 0j, "integers"),
     "the stub": (lambda d, b, L, f: np.arange(d // 2), "not the ones"),
     "a mask": (
         lambda d, b, L, f: L * b ** (-np.arange(0, d, 2) / d) / (2 * np.pi) >= f,
@@ -213,7 +238,7 @@ def test_hints_come_in_three_tiers_and_the_last_is_a_right_answer(checker):
     signature = (
         "base, factor, head_dim" if checker is ch08.check_ntk_base else "head_dim, base, original_length, beta_fast"
     )
-    namespace = {"np": np}
+    namespace = {"np": np, "math": math}
     exec("\n".join([f"def written({signature}):", *code]), namespace)
     assert checker(namespace["written"]).passed
     with pytest.raises(ValueError, match="hint"):

@@ -1,4 +1,4 @@
-"""pe_lib.decoder: the tiny causal decoder of notebook 08 with its seven position methods, and its RoPE copies."""
+"""pe_lib.decoder: the tiny causal decoder of notebook 08 with its position methods, and its RoPE copies."""
 
 import math
 
@@ -27,7 +27,7 @@ def test_every_variant_is_causal(positional):
     assert not torch.allclose(a[:, 6:], b[:, 6:])
 
 
-@pytest.mark.parametrize("positional", ["none", "rope", "rope_1e6", "alibi", "t5"])
+@pytest.mark.parametrize("positional", ["none", "rope", "rope_1e6", "alibi", "t5", "t5_far"])
 def test_relative_variants_do_not_see_where_a_sequence_starts(positional):
     torch.manual_seed(0)
     model = decoder.TinyDecoder(positional, TINY).eval()
@@ -72,7 +72,7 @@ def test_extended_copies_rescale_the_frequencies_and_leave_the_model_alone():
         theta = extended.layers[0].rotary.theta
         scaling = decoder.extension_scaling(method, 4, TINY.train_len)
         assert np.array_equal(theta, pe_lib.rope_frequencies(head, base=1e4, scaling=scaling))
-        expected_scale = (0.1 * math.log(4) + 1) ** 2 if method == "yarn" else 1.0
+        expected_scale = (0.1 * math.log(4) + 1) ** 2 if method in ("yarn", "yarn_paper") else 1.0
         assert all(layer.logit_scale == pytest.approx(expected_scale) for layer in extended.layers)
         for a, b in zip(model.parameters(), extended.parameters(), strict=True):
             assert a is not b and torch.equal(a, b)
@@ -99,3 +99,37 @@ def test_retuned_copies_turn_at_the_given_frequencies_and_check_them():
         model.retuned(theta[:3])
     with pytest.raises(ValueError, match="only RoPE"):
         decoder.TinyDecoder("t5", TINY).retuned(theta)
+
+
+def test_t5_reaches_every_bucket_in_training_and_t5_far_does_not():
+    config = ex.Config()  # the sweep's settings: train_len 16, 16 buckets
+    seen = np.arange(config.train_len)  # every distance a training sequence holds
+    for max_distance, reached in ((config.t5_max_distance, 16), (config.t5_far_max_distance, 12)):
+        buckets = pe_lib.t5_relative_bucket(-seen, bidirectional=False, num_buckets=16, max_distance=max_distance)
+        assert len(set(buckets.tolist())) == reached
+    far = decoder.TinyDecoder("t5_far", config)._bias(64)
+    near = decoder.TinyDecoder("t5", config)._bias(64)
+    assert near.shape == far.shape == (config.num_heads, 64, 64)
+
+
+def test_dynamic_ntk_recomputed_equals_ntk_and_cached_keeps_each_positions_own_frequencies():
+    torch.manual_seed(0)
+    model = decoder.TinyDecoder("rope", TINY).eval()
+    tokens = torch.randint(0, TINY.vocab_size, (2, 4 * TINY.train_len))
+    with torch.no_grad():
+        recomputed = model.dynamic_ntk(1.0, cached=False)(tokens)
+        assert torch.allclose(recomputed, model.extended("ntk", 4)(tokens), atol=1e-5)  # factor 1 at 4L: NTK at 4
+        short = tokens[:, : TINY.train_len]  # up to L nothing is rescaled, cached or not
+        assert torch.allclose(model.dynamic_ntk(2.0, cached=True)(short), model(short), atol=1e-5)
+        cached = model.dynamic_ntk(2.0, cached=True)(tokens)
+        again = model.dynamic_ntk(2.0, cached=False)(tokens)
+        first = slice(0, TINY.train_len)  # cached: these were computed when the sequence was at most L long
+        assert torch.allclose(cached[:, first], model(tokens)[:, first], atol=1e-5)
+        assert not torch.allclose(again[:, first], model(tokens)[:, first], atol=1e-3)  # recomputed: rescaled
+        assert not torch.allclose(cached[:, -4:], again[:, -4:], atol=1e-3)  # older keys, other frequencies
+        # cached: position p's output does not depend on the sequence's length, as with a real cache
+        assert torch.allclose(cached[:, :20], model.dynamic_ntk(2.0, cached=True)(tokens[:, :20]), atol=1e-5)
+    with pytest.raises(ValueError, match="only RoPE"):
+        decoder.TinyDecoder("alibi", TINY).dynamic_ntk(2.0, cached=False)
+    with pytest.raises(TypeError, match="cached"):
+        model.dynamic_ntk(2.0, cached="yes")

@@ -1,4 +1,4 @@
-"""pe_lib.extrapolation: the tasks, the causal decoder with seven position methods, context extension, the sweep."""
+"""pe_lib.extrapolation: the tasks, the causal decoder's position methods, context extension, the sweep."""
 
 import json
 import subprocess
