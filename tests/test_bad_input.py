@@ -16,7 +16,7 @@ from pe_lib import ch05_learned as ch05
 from pe_lib import ch06_pipeline as ch06
 from pe_lib import ch08_extension as ch08
 from pe_lib import ch09_wild as ch09
-from pe_lib import decoder, extrapolation, models_table, precision
+from pe_lib import decoder, extrapolation, models_table, multidim, precision
 
 CASES = {
     # sinusoidal_encoding and friends
@@ -463,6 +463,81 @@ CASES = {
         ValueError,
         ["entry", "sliding_window", "{'name': 'x'}"],
     ),
+    # multidim (notebook 11)
+    "grid height zero": (lambda: multidim.grid_positions(0, 3), ValueError, ["height", "0"]),
+    "axial head_dim not by 4": (
+        lambda: multidim.axial_rope_frequencies(6),
+        ValueError,
+        ["head_dim", "6", "divisible by 4"],
+    ),
+    "axial base one": (lambda: multidim.axial_rope_frequencies(8, base=1), ValueError, ["base", "1.0"]),
+    "mixed num_heads zero": (lambda: multidim.mixed_rope_frequencies(8, 0), ValueError, ["num_heads", "0"]),
+    "mixed seed negative": (lambda: multidim.mixed_rope_frequencies(8, 2, seed=-1), ValueError, ["seed", "-1"]),
+    "2-D rows and cols lengths": (
+        lambda: multidim.rope_2d_angles([0, 1], [0], np.ones((4, 2))),
+        ValueError,
+        ["rows and cols", "2", "1"],
+    ),
+    "2-D frequencies shape": (
+        lambda: multidim.rope_2d_angles([0], [0], np.ones(4)),
+        ValueError,
+        ["frequencies", "(4,)"],
+    ),
+    "apply_angles layout": (
+        lambda: multidim.apply_angles(np.ones((2, 4)), np.ones((2, 2)), layout="neox"),
+        ValueError,
+        ["layout", "'neox'"],
+    ),
+    "apply_angles odd head": (
+        lambda: multidim.apply_angles(np.ones((2, 3)), np.ones((2, 1))),
+        ValueError,
+        ["x", "(2, 3)"],
+    ),
+    "resize mode": (
+        lambda: multidim.resize_position_table(np.ones((5, 2)), 3, mode="cubic"),
+        ValueError,
+        ["mode", "'cubic'"],
+    ),
+    "resize antialias": (
+        lambda: multidim.resize_position_table(np.ones((5, 2)), 3, antialias=1),
+        TypeError,
+        ["antialias", "1"],
+    ),
+    "resize prefix negative": (
+        lambda: multidim.resize_position_table(np.ones((5, 2)), 3, num_prefix_tokens=-1),
+        ValueError,
+        ["num_prefix_tokens", "-1"],
+    ),
+    "resize new_grid": (lambda: multidim.resize_position_table(np.ones((5, 2)), (3, 0)), ValueError, ["new_grid", "0"]),
+    "resize old_grid": (
+        lambda: multidim.resize_position_table(np.ones((5, 2)), 3, old_grid=(2, 3)),
+        ValueError,
+        ["old_grid", "(2, 3)", "4"],
+    ),
+    "mrope segments string": (lambda: multidim.mrope_position_ids("text"), TypeError, ["segments", "'text'"]),
+    "mrope model": (lambda: multidim.mrope_position_ids([3], model="qwen25"), ValueError, ["model", "'qwen25'"]),
+    "mrope merge zero": (
+        lambda: multidim.mrope_position_ids([3], spatial_merge_size=0),
+        ValueError,
+        ["spatial_merge_size", "0"],
+    ),
+    "mrope text_after": (
+        lambda: multidim.mrope_position_ids([3], text_after="next"),
+        ValueError,
+        ["text_after", "'next'"],
+    ),
+    "mrope pairs zero": (lambda: multidim.mrope_pair_axes(0, [0, 0, 0]), ValueError, ["pairs", "0"]),
+    "mrope interleaved": (
+        lambda: multidim.mrope_pair_axes(4, [2, 1, 1], interleaved="yes"),
+        TypeError,
+        ["interleaved"],
+    ),
+    "mrope position_ids rows": (
+        lambda: multidim.mrope_angles(np.ones((2, 3)), [1.0, 1.0], [1, 1, 0]),
+        ValueError,
+        ["position_ids", "(2, 3)"],
+    ),
+    "mrope inv_freq": (lambda: multidim.mrope_angles([0, 1], [[1.0]], [1, 0, 0]), ValueError, ["inv_freq", "1-D"]),
 }
 
 
