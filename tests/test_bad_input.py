@@ -16,7 +16,7 @@ from pe_lib import ch05_learned as ch05
 from pe_lib import ch06_pipeline as ch06
 from pe_lib import ch08_extension as ch08
 from pe_lib import ch09_wild as ch09
-from pe_lib import decoder, extrapolation, models_table, multidim, precision
+from pe_lib import decoder, extrapolation, layer_schemes, models_table, multidim, precision
 
 CASES = {
     # sinusoidal_encoding and friends
@@ -538,6 +538,22 @@ CASES = {
         ["position_ids", "(2, 3)"],
     ),
     "mrope inv_freq": (lambda: multidim.mrope_angles([0, 1], [[1.0]], [1, 0, 0]), ValueError, ["inv_freq", "1-D"]),
+    "layer_plan config list": (lambda: layer_schemes.layer_plan([1]), TypeError, ["config", "list"]),
+    "layer_plan no layers": (
+        lambda: layer_schemes.layer_plan({"rope_theta": 1e4}),
+        TypeError,
+        ["num_hidden_layers", "None"],
+    ),
+    "llama4 scale negative position": (
+        lambda: layer_schemes.llama4_attention_scale([-1]),
+        ValueError,
+        ["positions", "-1"],
+    ),
+    "llama4 floor_scale zero": (
+        lambda: layer_schemes.llama4_attention_scale([1], floor_scale=0),
+        ValueError,
+        ["floor_scale", "0"],
+    ),
 }
 
 
