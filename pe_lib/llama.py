@@ -1,0 +1,279 @@
+"""A Llama forward pass in one readable file, with every position choice in one swappable place (notebook 10).
+
+    model = Llama(LlamaConfig(...))                    # or: model, tokenizer = pe_lib.smollm.load()
+    logits = model(ids, position_ids=None)             # ids (batch, n) int64 -> (batch, n, vocab) float32
+    with model.use_positions(layout="interleaved", angle_dtype=torch.bfloat16):
+        ...                                            # the same weights under another position choice
+
+The blocks are the ones Llama-family models run, as Hugging Face's LlamaForCausalLM computes them:
+RMSNorm before attention and before the MLP, grouped-query attention (several query heads share
+one key/value head), a SwiGLU MLP, a final RMSNorm and logits from the (tied) token embedding.
+RoPE is the only place positions enter. Everything about it lives in `Positions`, which the
+model's code reads but never hard-codes:
+- `position_ids` per token (batch, n), any finite numbers (default 0..n-1);
+- `base` and `scaling` (any rope-scaling dict pe_lib.rope_frequencies takes: linear, NTK, YaRN, ...);
+- `layout`: "half" pairs feature i with i + head_dim/2 (rotate_half), "interleaved" pairs (2i, 2i+1);
+- `freq_dtype` and `angle_dtype`: the dtype theta_i and the angle p * theta_i are rounded to before
+  cos/sin. The default float64 rounds neither; bfloat16 reproduces a precision bug on purpose;
+- `nope_layers`: layers that rotate nothing (no position information at all).
+The angle is formed in float64 and rounded only where a dtype says so; cos/sin are float32. The
+rotation is pe_lib.apply_rope's (tests/test_llama.py checks they agree); it is written out here
+because a batch may carry its own positions per row and the angle dtype is a choice here.
+"""
+
+import contextlib
+import dataclasses
+import math
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from . import _validate
+from .relative import ROPE_LAYOUTS
+from .rope_scaling import LENGTH_DEPENDENT, check_scaling, rope_attention_factor, rope_frequencies
+
+ROUNDING_DTYPES = (torch.float64, torch.float32, torch.float16, torch.bfloat16)
+
+
+@dataclasses.dataclass(frozen=True)
+class LlamaConfig:
+    """The sizes of a Llama-family model (names as in llama.cpp's GGUF metadata, in words)."""
+
+    vocab_size: int
+    dim: int  # width of the residual stream
+    n_layers: int
+    n_heads: int  # query heads
+    n_kv_heads: int  # key/value heads, shared by n_heads // n_kv_heads query heads each
+    hidden_dim: int  # the MLP's inner width
+    norm_eps: float = 1e-5
+    rope_base: float = 10000.0
+    context_length: int = 2048  # the length the model was trained for (nothing here enforces it)
+
+    def __post_init__(self):
+        for name in ("vocab_size", "dim", "n_layers", "n_heads", "n_kv_heads", "hidden_dim", "context_length"):
+            _validate.positive_int(name, getattr(self, name))
+        if self.dim % self.n_heads or self.n_heads % self.n_kv_heads:
+            raise ValueError(
+                f"dim={self.dim} must split into n_heads={self.n_heads} heads, and n_heads into "
+                f"n_kv_heads={self.n_kv_heads} groups"
+            )
+        _validate.even_int("head_dim", self.dim // self.n_heads, "RoPE turns pairs of features")
+
+    @property
+    def head_dim(self):
+        return self.dim // self.n_heads
+
+
+def _rounding_dtype(name, value):
+    if value not in ROUNDING_DTYPES:
+        allowed = ", ".join(str(d) for d in ROUNDING_DTYPES)
+        raise ValueError(f"{name} must be one of {allowed}, got {value!r}")
+    return value
+
+
+@dataclasses.dataclass(frozen=True)
+class Positions:
+    """Every position choice of the forward. Frozen: swap it whole (Llama.use_positions) or with dataclasses.replace."""
+
+    base: float = 10000.0
+    scaling: dict | None = None
+    layout: str = "half"
+    freq_dtype: torch.dtype = torch.float64
+    angle_dtype: torch.dtype = torch.float64
+    nope_layers: frozenset = frozenset()
+
+    def __post_init__(self):
+        object.__setattr__(self, "base", _validate.base(self.base))
+        object.__setattr__(self, "scaling", check_scaling(self.scaling))
+        object.__setattr__(self, "layout", _validate.choice("layout", self.layout, ROPE_LAYOUTS))
+        _rounding_dtype("freq_dtype", self.freq_dtype)
+        _rounding_dtype("angle_dtype", self.angle_dtype)
+        layers = self.nope_layers
+        if isinstance(layers, (str, bytes)) or not hasattr(layers, "__iter__"):
+            raise TypeError(f"nope_layers must be a collection of layer indices, got {layers!r}")
+        object.__setattr__(self, "nope_layers", frozenset(_validate.count("nope_layers", i) for i in layers))
+
+    def cos_sin(self, position_ids, head_dim):
+        """cos and sin of the angles position * theta_i, each (batch, 1, n, head_dim // 2) float32."""
+        positions = position_ids.to(torch.float64)
+        seq_len = None
+        if self.scaling is not None and self.scaling["rope_type"] in LENGTH_DEPENDENT and positions.numel():
+            seq_len = max(int(math.floor(positions.max().item())) + 1, 1)  # as transformers: largest position + 1
+        theta = rope_frequencies(head_dim, base=self.base, scaling=self.scaling, seq_len=seq_len)
+        theta = torch.from_numpy(theta).to(self.freq_dtype).to(torch.float64)
+        angles = (positions[..., None] * theta).to(self.angle_dtype).to(torch.float64)
+        factor = rope_attention_factor(self.scaling)  # YaRN's and LongRoPE's temperature; 1.0 otherwise
+        cos, sin = (torch.cos(angles) * factor).float(), (torch.sin(angles) * factor).float()
+        return cos[:, None], sin[:, None]
+
+
+def rotate(x, cos, sin, layout):
+    """RoPE's turn of each feature pair of x (batch, heads, n, head_dim) by cos/sin (batch, 1, n, head_dim // 2)."""
+    if layout == "half":  # pairs (i, i + head_dim/2): Hugging Face's rotate_half
+        a, b = x.chunk(2, dim=-1)
+        return torch.cat((a * cos - b * sin, a * sin + b * cos), dim=-1)
+    a, b = x[..., 0::2], x[..., 1::2]  # "interleaved": pairs (2i, 2i + 1), Meta's and llama.cpp's order
+    return torch.stack((a * cos - b * sin, a * sin + b * cos), dim=-1).flatten(-2)
+
+
+def interleaved_to_half(weight, n_heads):
+    """Reorder the rows of a q or k projection (n_heads * head_dim, dim) from the interleaved pairing to "half".
+
+    Within each head, row 2i goes to i and row 2i+1 to i + head_dim/2: the inverse of the permutation
+    llama.cpp's converter applies to Hugging Face checkpoints (and transformers undoes on loading).
+    With it, a model run with layout "half" computes what the original ran with "interleaved".
+    """
+    rows, *rest = weight.shape
+    return weight.reshape(n_heads, rows // n_heads // 2, 2, *rest).swapaxes(1, 2).reshape(weight.shape)
+
+
+def half_to_interleaved(weight, n_heads):
+    """The inverse of interleaved_to_half: llama.cpp's permutation of q/k rows."""
+    rows, *rest = weight.shape
+    return weight.reshape(n_heads, 2, rows // n_heads // 2, *rest).swapaxes(1, 2).reshape(weight.shape)
+
+
+class RMSNorm(nn.Module):
+    """x / sqrt(mean(x^2) + eps) * weight: LayerNorm without centring or bias."""
+
+    def __init__(self, dim, eps):
+        super().__init__()
+        self.eps = eps
+        self.weight = nn.Parameter(torch.ones(dim))
+
+    def forward(self, x):
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps) * self.weight
+
+
+class Attention(nn.Module):
+    """Causal grouped-query self-attention, RoPE on queries and keys (unless the layer has none)."""
+
+    def __init__(self, config):
+        super().__init__()
+        self.n_heads, self.n_kv_heads, self.head_dim = config.n_heads, config.n_kv_heads, config.head_dim
+        self.q = nn.Linear(config.dim, config.n_heads * self.head_dim, bias=False)
+        self.k = nn.Linear(config.dim, config.n_kv_heads * self.head_dim, bias=False)
+        self.v = nn.Linear(config.dim, config.n_kv_heads * self.head_dim, bias=False)
+        self.o = nn.Linear(config.n_heads * self.head_dim, config.dim, bias=False)
+
+    def forward(self, x, cos, sin, layout):
+        batch, n, _ = x.shape
+        q = self.q(x).view(batch, n, self.n_heads, self.head_dim).transpose(1, 2)
+        k = self.k(x).view(batch, n, self.n_kv_heads, self.head_dim).transpose(1, 2)
+        v = self.v(x).view(batch, n, self.n_kv_heads, self.head_dim).transpose(1, 2)
+        if cos is not None:
+            q, k = rotate(q, cos, sin, layout), rotate(k, cos, sin, layout)
+        # Each key/value head serves n_heads // n_kv_heads query heads. Repeating them (small tensors)
+        # keeps the fused causal kernel, which never materialises the n x n score matrix.
+        group = self.n_heads // self.n_kv_heads
+        k, v = k.repeat_interleave(group, dim=1), v.repeat_interleave(group, dim=1)
+        out = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        return self.o(out.transpose(1, 2).reshape(batch, n, -1))
+
+
+class MLP(nn.Module):
+    """SwiGLU: down(silu(gate(x)) * up(x))."""
+
+    def __init__(self, config):
+        super().__init__()
+        self.gate = nn.Linear(config.dim, config.hidden_dim, bias=False)
+        self.up = nn.Linear(config.dim, config.hidden_dim, bias=False)
+        self.down = nn.Linear(config.hidden_dim, config.dim, bias=False)
+
+    def forward(self, x):
+        return self.down(F.silu(self.gate(x)) * self.up(x))
+
+
+class Block(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.attn_norm = RMSNorm(config.dim, config.norm_eps)
+        self.attn = Attention(config)
+        self.mlp_norm = RMSNorm(config.dim, config.norm_eps)
+        self.mlp = MLP(config)
+
+    def forward(self, x, cos, sin, layout):
+        x = x + self.attn(self.attn_norm(x), cos, sin, layout)
+        return x + self.mlp(self.mlp_norm(x))
+
+
+class Llama(nn.Module):
+    """A Llama-family decoder with tied input/output embeddings. forward(ids, position_ids=None) -> logits."""
+
+    def __init__(self, config, positions=None):
+        super().__init__()
+        self.config = config
+        self.embed = nn.Embedding(config.vocab_size, config.dim)
+        self.layers = nn.ModuleList(Block(config) for _ in range(config.n_layers))
+        self.norm = RMSNorm(config.dim, config.norm_eps)
+        self.positions = Positions(base=config.rope_base) if positions is None else positions
+
+    @property
+    def positions(self):
+        return self._positions
+
+    @positions.setter
+    def positions(self, value):
+        if not isinstance(value, Positions):
+            raise TypeError(f"positions must be a pe_lib.llama.Positions, got {type(value).__name__}")
+        outside = sorted(i for i in value.nope_layers if i >= self.config.n_layers)
+        if outside:
+            raise ValueError(f"nope_layers must be layer indices below n_layers={self.config.n_layers}, got {outside}")
+        self._positions = value
+
+    @contextlib.contextmanager
+    def use_positions(self, **changes):
+        """Run the block under other position choices (fields of Positions), then restore the previous ones."""
+        previous = self.positions
+        self.positions = dataclasses.replace(previous, **changes)
+        try:
+            yield self
+        finally:
+            self.positions = previous
+
+    def _check(self, ids, position_ids):
+        if not isinstance(ids, torch.Tensor) or ids.dtype not in (torch.int64, torch.int32):
+            got = f"dtype {ids.dtype}" if isinstance(ids, torch.Tensor) else type(ids).__name__
+            raise TypeError(f"ids must be an int64 tensor of token ids, shape (batch, n), got {got}")
+        if ids.dim() != 2 or ids.shape[1] == 0:
+            raise ValueError(f"ids must have shape (batch, n) with n >= 1, got {tuple(ids.shape)}")
+        if ids.numel() and (ids.min() < 0 or ids.max() >= self.config.vocab_size):
+            raise ValueError(
+                f"ids must be token ids in [0, {self.config.vocab_size}), got values from {int(ids.min())} to "
+                f"{int(ids.max())}: encode text with the model's tokenizer"
+            )
+        if position_ids is None:
+            return torch.arange(ids.shape[1]).expand(ids.shape)
+        if not isinstance(position_ids, torch.Tensor):
+            position_ids = torch.as_tensor(position_ids)
+        if position_ids.dim() == 1:
+            position_ids = position_ids.expand(ids.shape[0], -1)
+        if position_ids.shape != ids.shape:
+            raise ValueError(
+                f"position_ids must have the shape of ids {tuple(ids.shape)} (or (n,), shared by the batch), "
+                f"got {tuple(position_ids.shape)}"
+            )
+        if position_ids.is_complex() or position_ids.dtype == torch.bool:
+            raise TypeError(f"position_ids must hold real numbers, got dtype {position_ids.dtype}")
+        if not torch.isfinite(position_ids.to(torch.float64)).all():
+            raise ValueError("position_ids must be finite numbers, got inf or nan")
+        return position_ids
+
+    def forward(self, ids, position_ids=None):
+        """Logits (batch, n, vocab) float32 for ids (batch, n); position_ids (batch, n) or (n,), default 0..n-1."""
+        position_ids = self._check(ids, position_ids)
+        positions = self.positions
+        cos, sin = positions.cos_sin(position_ids, self.config.head_dim)
+        x = self.embed(ids)
+        for index, layer in enumerate(self.layers):
+            if index in positions.nope_layers:
+                x = layer(x, None, None, positions.layout)
+            else:
+                x = layer(x, cos, sin, positions.layout)
+        return self.norm(x) @ self.embed.weight.T
+
+
+def next_token_loss(logits, ids):
+    """Mean cross-entropy (nats) of predicting ids[:, 1:] from logits[:, :-1]."""
+    return F.cross_entropy(logits[:, :-1].flatten(0, 1), ids[:, 1:].flatten()).item()
