@@ -242,7 +242,7 @@ class ScalingExplorer(Explorer):
             self.pairs, np.ones(len(self.pairs)), color="C0", lw=1.6, label="over L", zorder=3
         )
         (self._stretched,) = right.semilogy(self.pairs, np.ones(len(self.pairs)), color="C3", lw=1.6,
-                                            label="over s·L, rescaled")  # fmt: skip
+                                            label="over s·L, rescaled", zorder=3)  # fmt: skip
         right.axhline(1.0, color="0.3", ls="--", lw=1.0)
         right.set(ylim=(1e-5, 1e5), xlabel="pair i", ylabel="turns")
         right.legend(loc="upper right", fontsize="small")
