@@ -16,21 +16,25 @@ shown at the figure's size in CSS pixels, so they are sharp on HiDPI screens; th
 its aspect ratio and shrinks with a narrow notebook, and the controls row wraps.
 Display an explorer by leaving it as the last expression of a cell. Every explorer can be
 built with no arguments (the notebook's defaults); `explorer_classes()` finds them all.
-Its display bundle also holds its current frame as a PNG and a line of text, so that a page
-without a live kernel (GitHub, nbviewer, an HTML export) shows the figure instead of `VBox(...)`.
+Its display bundle also holds its current frame as an <img> with alt text and a line of text, so
+that a page without a live kernel (GitHub, nbviewer, the book) shows the figure instead of `VBox(...)`.
+Alt text: `alt_text()` says what the frame shows now (pe_lib.accessible.describe of the figure, the
+subclass's `finding()`, the controls' values); the live image carries it as its title (a screen
+reader's name for an image without alt), updated with every frame.
 """
 
-import base64
 import collections
 import numbers
 import weakref
 
 import ipywidgets as widgets
 import matplotlib.pyplot as plt
+import traitlets
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.layout_engine import PlaceHolderLayoutEngine
 
 from . import _png, _validate
+from .accessible import describe, img_html
 from .figures import decoration_margins, freeze_layout, widest_margins
 
 
@@ -60,7 +64,7 @@ class Explorer:
         self._css_dpi = figure.dpi
         figure.set_dpi(self._css_dpi * self.PIXEL_RATIO)  # savefig(dpi="figure") keeps the style's dpi
         # height auto and max-width 100%: the image keeps its aspect ratio, also where the page is narrower.
-        self.image = widgets.Image(format="png", layout=widgets.Layout(height="auto", max_width="100%"))
+        self.image = _TitledImage(format="png", layout=widgets.Layout(height="auto", max_width="100%"))
         self.image.add_class("pe-explorer-figure")
         self._holding = False
         self._laid_out = False
@@ -126,6 +130,19 @@ class Explorer:
         """
         return ()
 
+    def finding(self):
+        """What the current frame shows, in words and numbers, for its alt text; "" (the default) adds nothing."""
+        return ""
+
+    def alt_text(self):
+        """The frame's alt text: the finding, what the figure plots now, and the controls' values."""
+        values = ", ".join(
+            f"{_control_label(name, control)} = {_control_text(control)}" for name, control in self.controls.items()
+        )
+        finding = self.finding().strip()
+        finding = f"{finding}{'' if finding.endswith('.') else '.'} " if finding else ""
+        return f"Explorer ({type(self).__name__}), controls: {values}. {finding}{describe(self.figure)}"
+
     def css_size(self):
         """(width, height) at which the frame is shown, in CSS pixels: the figure's size at its style's dpi."""
         width, height = self.figure.canvas.get_width_height(physical=True)
@@ -162,6 +179,9 @@ class Explorer:
 
     def _render(self):
         static_key = self.draw(**self.values())
+        alt = self.alt_text()
+        if self.image.tooltip != alt:
+            self.image.tooltip = alt
         canvas = self.figure.canvas
         if not isinstance(canvas, FigureCanvasAgg):  # e.g. a bare FigureCanvasBase: blitting needs Agg's buffer
             canvas = FigureCanvasAgg(self.figure)
@@ -253,21 +273,42 @@ class Explorer:
         """The live widget, with its current frame and a line of text for where no widget can run.
 
         A front end with a live kernel (JupyterLab, Notebook, VS Code) shows the widget view, the
-        richest type it knows; a static page (GitHub, nbviewer, nbconvert) shows the PNG, at the
-        CSS size its metadata gives (the frame has PIXEL_RATIO times as many pixels), a terminal
-        the text. The text is deterministic (nbval compares it; it skips PNGs), and no HTML is added.
-        Returns (data, metadata), as IPython's display protocol allows.
+        richest type it knows; a static page (GitHub, nbviewer, the book) shows the frame as an
+        <img> with its alt text (text/html: the only image output that carries alt text in both
+        JupyterLab and the book), at its CSS size (the frame has PIXEL_RATIO times as many pixels);
+        a terminal shows the text, which is deterministic. Explorer cells are NBVAL_IGNORE_OUTPUT.
         """
         if self.closed:  # e.g. an old Out[] entry of a cell that ran again: nothing left to show
             return {"text/plain": f"<{type(self).__name__} (closed): run its cell again for a live one>"}
         bundle = dict(self.widget._repr_mimebundle_(**kwargs) or {})
-        metadata = {}
         if self.image.value:
-            bundle["image/png"] = base64.b64encode(self.image.value).decode("ascii")
-            width, height = self.css_size()
-            metadata["image/png"] = {"width": round(width), "height": round(height)}
+            bundle["text/html"] = img_html(self.image.value, self.alt_text(), *self.css_size())
         bundle["text/plain"] = _static_text(self)
-        return bundle, metadata
+        return bundle
+
+
+class _TitledImage(widgets.Image):
+    """An Image widget whose `tooltip` becomes the <img>'s title attribute: its name for a screen reader.
+
+    ipywidgets' views set the title from `tooltip` only when the model's `description` is empty;
+    Image has no description, so this one syncs an empty one (ipywidgets 8.1).
+    """
+
+    description = traitlets.Unicode("").tag(sync=True)
+
+
+def _control_label(name, control):
+    return getattr(control, "description", "") or name
+
+
+def _control_text(control):
+    if isinstance(control, widgets.SelectionSlider | widgets.Dropdown | widgets.ToggleButtons):
+        return str(control.label or control.value)
+    if isinstance(control, widgets.Checkbox):
+        return "on" if control.value else "off"
+    if isinstance(control, widgets.FloatSlider):
+        return f"{control.value:.{max(0, -int(f'{control.step:e}'.split('e')[1]))}f}"
+    return str(control.value)
 
 
 def _static_text(explorer):

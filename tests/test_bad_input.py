@@ -8,6 +8,7 @@ import torch
 
 import pe_lib
 import pe_lib.experiments
+from pe_lib import accessible, decoder, extrapolation, figures, layer_schemes, models_table, multidim, precision
 from pe_lib import ch01_order as ch01
 from pe_lib import ch02_naive as ch02
 from pe_lib import ch03_sinusoidal as ch03
@@ -16,7 +17,6 @@ from pe_lib import ch05_learned as ch05
 from pe_lib import ch06_pipeline as ch06
 from pe_lib import ch08_extension as ch08
 from pe_lib import ch09_wild as ch09
-from pe_lib import decoder, extrapolation, layer_schemes, models_table, multidim, precision
 
 CASES = {
     # sinusoidal_encoding and friends
@@ -554,6 +554,14 @@ CASES = {
         ValueError,
         ["floor_scale", "0"],
     ),
+    # alt text (pe_lib.accessible)
+    "describe not a figure": (lambda: accessible.describe([1, 2]), TypeError, ["figure", "matplotlib Figure", "list"]),
+    "alt_text finding not text": (
+        lambda: accessible.alt_text(figures.heatmap(np.ones((2, 2)), title="t"), 3),
+        TypeError,
+        ["finding", "string", "int"],
+    ),
+    "img_html empty alt": (lambda: accessible.img_html(b"", "", 1, 1), ValueError, ["alt", "non-empty string", "''"]),
 }
 
 

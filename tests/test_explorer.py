@@ -4,9 +4,11 @@ notebook's defaults. Layout: no text overlaps another or leaves the figure in an
 both styles and whatever the first look; HiDPI frames shown at the figure's CSS size."""
 
 import base64
+import html
 import inspect
 import io
 import itertools
+import re
 
 import ipywidgets as widgets
 import matplotlib
@@ -103,23 +105,31 @@ def test_png_encoder_rejects_what_is_not_an_rgba_frame(frame):
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
 
-def bundle_png(bundle):
-    return base64.b64decode(bundle["image/png"], validate=True)
+IMG = re.compile(r'^<img src="data:image/png;base64,([^"]+)" alt="([^"]+)" width="(\d+)" height="(\d+)"')
+
+
+def bundle_img(bundle):
+    """(PNG bytes, alt text, width, height) of the bundle's <img>."""
+    data, alt, width, height = IMG.match(bundle["text/html"]).groups()
+    return base64.b64decode(data, validate=True), html.unescape(alt), int(width), int(height)
 
 
 @pytest.mark.parametrize("cls", EXPLORERS, ids=lambda cls: cls.__name__)
-def test_the_display_bundle_has_the_widget_its_frame_and_a_line_of_text(cls):
+def test_the_display_bundle_has_the_widget_its_frame_with_alt_text_and_a_line_of_text(cls):
     explorer = build(cls)
-    bundle, metadata = explorer._repr_mimebundle_()
-    assert set(bundle) == {WIDGET_VIEW, "image/png", "text/plain"}  # no text/html: nbval would compare it
+    bundle = explorer._repr_mimebundle_()
+    # text/html: the only image output with alt text in JupyterLab and the book (explorer cells are NBVAL_IGNORE_OUTPUT)
+    assert set(bundle) == {WIDGET_VIEW, "text/html", "text/plain"}
     assert bundle[WIDGET_VIEW]["model_id"] == explorer.widget.model_id
-    png = bundle_png(bundle)
+    png, alt, css_width, css_height = bundle_img(bundle)
     assert png.startswith(b"\x89PNG\r\n\x1a\n") and png == explorer.image.value
     width, height = explorer.figure.canvas.get_width_height(physical=True)
     assert pixels(png).shape == (height, width, 4)
     # A static page shows the HiDPI frame at its CSS size, as the live widget does.
     ratio = explorer.PIXEL_RATIO
-    assert metadata == {"image/png": {"width": round(width / ratio), "height": round(height / ratio)}}
+    assert (css_width, css_height) == (round(width / ratio), round(height / ratio))
+    assert alt == explorer.alt_text() == explorer.image.tooltip  # the live image's title is the same text
+    assert alt.startswith(f"Explorer ({cls.__name__}), controls: ") and "\n" not in alt
     controls = ", ".join(explorer.controls)
     assert bundle["text/plain"] == (
         f"<{cls.__name__}: a live figure (controls: {controls}); run the notebook to move this>"
@@ -129,13 +139,15 @@ def test_the_display_bundle_has_the_widget_its_frame_and_a_line_of_text(cls):
     name = slider_names(explorer)[0]
     value, _ = next_slider_value(explorer.controls[name], 1)
     frame = explorer.update(**{name: value})
-    moved, _ = explorer._repr_mimebundle_()
-    assert frame != png and bundle_png(moved) == frame  # the frame shown now, not the first one
-    assert moved["text/plain"] == bundle["text/plain"]  # the text does not follow the controls: nbval compares it
+    moved = explorer._repr_mimebundle_()
+    moved_png, moved_alt, *_ = bundle_img(moved)
+    assert frame != png and moved_png == frame  # the frame shown now, not the first one
+    assert moved_alt != alt and moved_alt == explorer.image.tooltip  # the alt text follows the controls
+    assert moved["text/plain"] == bundle["text/plain"]  # the text line does not
 
 
 def test_the_text_line_of_an_explorer():
-    assert ch01.OrderExplorer()._repr_mimebundle_()[0]["text/plain"] == (
+    assert ch01.OrderExplorer()._repr_mimebundle_()["text/plain"] == (
         "<OrderExplorer: a live figure (controls: sentence, rotate, pe_strength); run the notebook to move this>"
     )
 
@@ -145,12 +157,21 @@ def test_ipython_displays_the_whole_bundle():
     from IPython.core.formatters import DisplayFormatter
 
     explorer = ch04.PendulumExplorer()
-    data, metadata = DisplayFormatter().format(explorer)
-    assert set(data) == {WIDGET_VIEW, "image/png", "text/plain"}
-    assert bundle_png(data) == explorer.image.value
-    width, height = explorer.figure.get_size_inches() * explorer.figure.dpi / explorer.PIXEL_RATIO
-    assert metadata["image/png"] == {"width": round(width), "height": round(height)}  # the CSS size
+    data, _ = DisplayFormatter().format(explorer)
+    assert set(data) == {WIDGET_VIEW, "text/html", "text/plain"}
+    png, alt, width, height = bundle_img(data)
+    assert png == explorer.image.value and alt == explorer.alt_text()
+    css = explorer.figure.get_size_inches() * explorer.figure.dpi / explorer.PIXEL_RATIO
+    assert (width, height) == (round(css[0]), round(css[1]))
     assert data["text/plain"] == "<PendulumExplorer: a live figure (controls: position); run the notebook to move this>"
+
+
+def test_every_control_is_labelled_and_named_in_the_alt_text():
+    for cls in EXPLORERS:
+        explorer = build(cls)
+        for name, control in explorer.controls.items():
+            assert control.description.strip(), f"{cls.__name__}.{name} has no label"
+            assert f"{control.description} = " in explorer.alt_text(), (cls.__name__, name)
 
 
 def test_a_closed_explorer_displays_as_text_only():
