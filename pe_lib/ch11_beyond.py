@@ -1,0 +1,287 @@
+"""Positions beyond one line of text: grids, M-RoPE, layers that differ (used in notebook 11).
+
+Its measurements, figures and explorers; the graders are in ch11_beyond_exercises. The maths is
+pe_lib.multidim's and pe_lib.layer_schemes'; the experiments are pe_lib.grid_task and pe_lib.layered.
+"""
+
+import ipywidgets as widgets
+import matplotlib.pyplot as plt
+import numpy as np
+
+from . import _validate, grid_task, layer_schemes, layered, multidim
+from .encodings import sinusoidal_encoding
+from .explorer import Explorer
+from .figures import style_figsize
+from .rope_scaling import rope_frequencies
+
+AXIS_NAMES = ("time", "height", "width")
+AXIS_COLOURS = ("C2", "C0", "C1")
+MODALITY_COLOURS = {"text": "0.55", "image": "C0", "video": "C3"}
+
+
+# --- two dimensions -----------------------------------------------------------------------------------
+
+
+def offset_scores(q, k, frequencies, reach):
+    """S[a + reach, b + reach]: the score of q (at the origin) with k at offset (a, b), |a|, |b| <= reach.
+
+    frequencies: (pairs, 2) (fx, fy) of one head. q and k are the same vectors at every cell, so the
+    score can only depend on where they are.
+    """
+    reach = _validate.positive_int("reach", reach)
+    side = np.arange(-reach, reach + 1)
+    rows, cols = (a.ravel() for a in np.meshgrid(side, side, indexing="ij"))
+    q_turned = multidim.apply_angles(np.asarray(q, dtype=float)[None], multidim.rope_2d_angles([0], [0], frequencies))
+    k_turned = multidim.apply_angles(np.broadcast_to(np.asarray(k, dtype=float), (rows.size, len(k))),
+                                     multidim.rope_2d_angles(rows, cols, frequencies))  # fmt: skip
+    return (k_turned @ q_turned[0]).reshape(side.size, side.size)
+
+
+def interaction(scores):
+    """S(a, b) - S(a, 0) - S(0, b) + S(0, 0) for every offset: 0 wherever the score is a row part plus a column part."""
+    scores = np.asarray(scores, dtype=float)
+    centre = scores.shape[0] // 2
+    return scores - scores[:, centre : centre + 1] - scores[centre : centre + 1, :] + scores[centre, centre]
+
+
+def head_frequencies(kind, head_dim=16, *, direction=30.0):
+    """(pairs, 2) frequencies of one head: RoPE-Axial's, or RoPE-Mixed's turned to `direction` degrees."""
+    kind = _validate.choice("kind", kind, ("axial", "mixed"))
+    if kind == "axial":
+        return multidim.axial_rope_frequencies(head_dim)
+    f = multidim.mixed_rope_frequencies(head_dim, 1, seed=0)[0]
+    length = np.hypot(f[:, 0], f[:, 1])
+    quarter = head_dim // 4
+    angle = (
+        np.radians(_validate.finite_real("direction", direction))
+        + np.r_[np.zeros(quarter), np.full(quarter, np.pi / 2)]
+    )
+    return np.stack([length * np.cos(angle), length * np.sin(angle)], axis=-1)
+
+
+def score_maps(q, k, *, reach=6, direction=30.0, axes=None):
+    """Four panels: axial RoPE's scores over (row, column) offsets and their interaction; the same for mixed RoPE."""
+    if axes is None:
+        fig, axes = plt.subplots(1, 4, figsize=style_figsize(12.0, 3.4), layout="constrained")
+    fig = axes[0].figure
+    extent = (-reach - 0.5, reach + 0.5, reach + 0.5, -reach - 0.5)
+    images = []
+    for column, kind in enumerate(("axial", "mixed")):
+        scores = offset_scores(q, k, head_frequencies(kind, len(q), direction=direction), reach)
+        for ax, values, title in (
+            (axes[2 * column], scores, "score"),
+            (axes[2 * column + 1], interaction(scores), "interaction"),
+        ):
+            limit = (
+                max(float(np.abs(values).max()), 1e-9) if title == "score" else max(1.0, float(np.abs(scores).max()))
+            )
+            images.append(ax.imshow(values, cmap="RdBu_r", vmin=-limit, vmax=limit, extent=extent))
+            ax.set(title=f"{kind}: {title}", xlabel="column offset", ylabel="row offset" if ax is axes[0] else None)
+    return fig, images
+
+
+def resize_comparison(old=7, new=12):
+    """A smooth 2-D table (rows: sinusoids of the row, then of the column) resampled from old x old to new x new.
+
+    Returns (table (old*old, C), timm's resampling, DeiT's), C = 16, no class token. timm's default
+    antialias=True and DeiT's plain bicubic differ even though both upsample.
+    """
+    rows, cols = multidim.grid_positions(old, old)
+    table = np.concatenate([sinusoidal_encoding(rows, 8, base=20.0), sinusoidal_encoding(cols, 8, base=20.0)], axis=1)
+    timm = multidim.resize_position_table(table, new, num_prefix_tokens=0)
+    deit = multidim.resize_position_table(table, new, num_prefix_tokens=0, antialias=False)
+    return table, timm, deit
+
+
+def resize_figure(old=7, new=12, channel=3):
+    table, timm, deit = resize_comparison(old, new)
+    fig, axes = plt.subplots(1, 3, figsize=style_figsize(10.0, 3.4), layout="constrained")
+    for ax, values, side, title in ((axes[0], table, old, f"learned-style table, {old} x {old}"),
+                                    (axes[1], timm, new, f"timm (bicubic, antialias) to {new} x {new}"),
+                                    (axes[2], timm - deit, new, "timm minus DeiT (plain bicubic)")):  # fmt: skip
+        image = ax.imshow(values[:, channel].reshape(side, side), cmap="RdBu_r")
+        fig.colorbar(image, ax=ax, shrink=0.8)
+        ax.set(title=title, xlabel="column", ylabel="row" if ax is axes[0] else None)
+    return fig
+
+
+# --- M-RoPE -------------------------------------------------------------------------------------------
+
+
+def modalities(segments, spatial_merge_size=2):
+    """The modality of each token of mrope_position_ids(segments): 'text', 'image' or 'video'."""
+    out = []
+    for item in segments:
+        if isinstance(item, int):
+            out += ["text"] * item
+        else:
+            out += [item[0]] * (item[1] * item[2] * item[3] // spatial_merge_size**2)
+    return out
+
+
+def position_ids_figure(segments, *, model="qwen2_vl", ax=None):
+    ids = multidim.mrope_position_ids(segments, model=model)
+    kinds = modalities(segments)
+    if ax is None:
+        fig, ax = plt.subplots(figsize=style_figsize(10.0, 3.6), layout="constrained")
+    for row, (name, colour) in enumerate(zip(AXIS_NAMES, AXIS_COLOURS, strict=True)):
+        ax.plot(ids[row] + 0.12 * (row - 1), "o", ms=4, color=colour, label=name)
+    for index, kind in enumerate(kinds):
+        if kind != "text":
+            ax.axvspan(index - 0.5, index + 0.5, color=MODALITY_COLOURS[kind], alpha=0.08, lw=0)
+    ax.set(xlabel="token index in the sequence (shaded: image / video tokens)", ylabel="position id",
+           title=f"{model}: three position ids per token")  # fmt: skip
+    ax.legend(loc="upper left")
+    return ax.figure
+
+
+def pair_wavelengths(mrope_section, *, head_dim=128, base=1e6, interleaved=False):
+    """{axis name: wavelengths 2 pi / theta_j of the pairs that read that axis}."""
+    theta = rope_frequencies(head_dim, base=base)
+    axes = multidim.mrope_pair_axes(head_dim // 2, mrope_section, interleaved=interleaved)
+    return {name: 2 * np.pi / theta[axes == axis] for axis, name in enumerate(AXIS_NAMES)}
+
+
+def pair_allocation_figure():
+    """Qwen2-VL's consecutive sections against Qwen3-VL's interleaved ones: each pair's wavelength, by axis."""
+    fig, axes = plt.subplots(1, 2, figsize=style_figsize(11.0, 3.6), layout="constrained", sharey=True)
+    settings = (("Qwen2-VL: [16, 24, 24], consecutive", [16, 24, 24], False, 1e6),
+                ("Qwen3-VL: [24, 20, 20], interleaved", [24, 20, 20], True, 5e6))  # fmt: skip
+    for ax, (title, section, interleaved, base) in zip(axes, settings, strict=True):
+        theta = rope_frequencies(128, base=base)
+        pair_axes = multidim.mrope_pair_axes(64, section, interleaved=interleaved)
+        for axis, (name, colour) in enumerate(zip(AXIS_NAMES, AXIS_COLOURS, strict=True)):
+            chosen = np.flatnonzero(pair_axes == axis)
+            ax.bar(chosen, 2 * np.pi / theta[chosen], color=colour, label=name, width=0.9)
+        ax.set(yscale="log", title=title, xlabel="pair j")
+    axes[0].set_ylabel("wavelength 2π/θ_j (tokens)")
+    axes[0].legend(loc="upper left")
+    return fig
+
+
+# --- layers that differ -------------------------------------------------------------------------------
+
+
+def layer_kind(layer):
+    """'RoPE, window' / 'RoPE, chunk' / 'RoPE, full' / 'NoPE' for a layer_schemes.LayerScheme."""
+    if layer.rope is None:
+        return "NoPE"
+    return "RoPE, window" if layer.window else "RoPE, chunk" if layer.chunk else "RoPE, full"
+
+
+KIND_COLOURS = {"RoPE, full": "C0", "RoPE, window": "#9ecae1", "RoPE, chunk": "#fdd0a2", "NoPE": "C3"}
+
+
+def layer_plans_figure(names=None):
+    """One row per model of the data file, one cell per layer, coloured by what the layer does with positions."""
+    models = {entry["name"]: entry for entry in layer_schemes.load_layer_schemes()}
+    names = list(models) if names is None else list(names)
+    fig, ax = plt.subplots(figsize=style_figsize(11.0, 0.45 * len(names) + 1.4), layout="constrained")
+    for row, name in enumerate(names):
+        for index, layer in enumerate(layer_schemes.layer_plan(models[name]["config"])):
+            ax.add_patch(plt.Rectangle((index, row - 0.4), 0.9, 0.8, color=KIND_COLOURS[layer_kind(layer)]))
+    ax.set(xlim=(0, 64), ylim=(len(names) - 0.5, -0.5), xlabel="layer", yticks=range(len(names)), yticklabels=names)
+    handles = [plt.Rectangle((0, 0), 1, 1, color=c) for c in KIND_COLOURS.values()]
+    fig.legend(handles, KIND_COLOURS, loc="outside upper center", ncols=4, fontsize="small")
+    return fig
+
+
+# --- the experiments' results -------------------------------------------------------------------------
+
+
+def grid_task_figure(results):
+    fig, ax = plt.subplots(figsize=style_figsize(7.0, 3.6), layout="constrained")
+    for offset, metric in zip((-0.2, 0.2), grid_task.METRICS, strict=True):
+        for index, variant in enumerate(grid_task.VARIANTS):
+            runs = [r[metric] for r in results["runs"] if r["variant"] == variant]
+            ax.bar(index + offset, np.mean(runs), width=0.38, color="C0" if offset < 0 else "C1",
+                   label=None if index else metric.replace("_", " "))  # fmt: skip
+            ax.plot(np.full(len(runs), index + offset), runs, "k.", ms=5)
+    ax.axhline(results["chance"], color="0.5", ls=":", lw=1.5, label="chance")
+    train, test = results["config"]["train_grid"], results["config"]["test_grid"]
+    ax.set(xticks=range(3), xticklabels=grid_task.VARIANTS, ylabel="accuracy", ylim=(0, 1.05),
+           title=f"grid task: trained on {train} x {train}, tested on {test} x {test}")  # fmt: skip
+    ax.legend(loc="lower right", fontsize="small")
+    return fig
+
+
+def layered_figure(results, task="shift"):
+    columns = ("in_distribution", "at_2x", "at_4x")
+    fig, ax = plt.subplots(figsize=style_figsize(8.0, 3.6), layout="constrained")
+    for index, variant in enumerate(layered.VARIANTS):
+        for offset, metric in zip((-0.27, 0, 0.27), columns, strict=True):
+            runs = [r[metric] for r in results["runs"] if r["variant"] == variant and r["task"] == task]
+            ax.bar(index + offset, np.mean(runs), width=0.25, color=f"C{columns.index(metric)}",
+                   label=None if index else metric.replace("_", " "))  # fmt: skip
+            ax.plot(np.full(len(runs), index + offset), runs, "k.", ms=5)
+    ax.set(xticks=range(3), xticklabels=[v.replace("_", " ") for v in layered.VARIANTS], ylabel="accuracy",
+           ylim=(0, 1.05), title=f"{task}: trained at L = {results['config']['train_len']}")  # fmt: skip
+    ax.legend(loc="lower left", fontsize="small")
+    return fig
+
+
+# --- explorers ------------------------------------------------------------------------------------------
+
+
+class Rope2DExplorer(Explorer):
+    """Scores over (row, column) offsets for one q and k: axial RoPE against mixed RoPE at a chosen direction.
+
+    The direction slider turns RoPE-Mixed's pairs (the first quarter points along it, the second at a right
+    angle); the interaction panels show S(a, b) - S(a, 0) - S(0, b) + S(0, 0), zero for axial at any setting.
+    After each update: `self.axial_interaction`, `self.mixed_interaction` (largest |interaction|).
+    """
+
+    def __init__(self, *, direction=30, seed=0):
+        rng = np.random.default_rng(_validate.count("seed", seed))
+        self._q, self._k = rng.normal(size=16), rng.normal(size=16)
+        fig, axes = plt.subplots(1, 4, figsize=style_figsize(12.0, 3.4), layout="constrained")
+        _, self._images = score_maps(self._q, self._k, axes=axes, direction=direction)
+        controls = {"direction": widgets.IntSlider(value=direction, min=0, max=180, step=5, description="mixed °")}
+        super().__init__(fig, controls)
+
+    def draw(self, direction):
+        axial = offset_scores(self._q, self._k, head_frequencies("axial", 16), 6)
+        self.axial_interaction = float(np.abs(interaction(axial)).max())  # the axial panels never change
+        scores = offset_scores(self._q, self._k, head_frequencies("mixed", 16, direction=direction), 6)
+        self.mixed_interaction = float(np.abs(interaction(scores)).max())
+        self._images[2].set_data(scores)
+        self._images[3].set_data(interaction(scores))
+
+    def animated_artists(self):
+        return self._images[2:]
+
+
+class MropeExplorer(Explorer):
+    """Text, one image and text again: the three position ids of every token as the image's grid changes.
+
+    height and width count merged patches (what the language model sees); the sequence is
+    [text_before tokens, the image, 4 text tokens]. After each update: `self.ids` (3, n), `self.next_text`.
+    """
+
+    MAX = 8
+
+    def __init__(self, *, text_before=3, height=3, width=5):
+        fig, ax = plt.subplots(figsize=style_figsize(10.0, 3.6), layout="constrained")
+        self._ax = ax
+        self._lines = [
+            ax.plot([], [], "o", ms=4, color=c, label=n)[0] for n, c in zip(AXIS_NAMES, AXIS_COLOURS, strict=True)
+        ]
+        ax.set(xlim=(-1, 8 + self.MAX**2 + 4), ylim=(-1, 8 + self.MAX + 5), xlabel="token index",
+               ylabel="position id", title="text, an image (merged grid height x width), text")  # fmt: skip
+        ax.legend(loc="upper left")
+        slider = dict(min=1, max=self.MAX, step=1)
+        controls = {
+            "text_before": widgets.IntSlider(value=text_before, min=1, max=8, step=1, description="text before"),
+            "height": widgets.IntSlider(value=height, description="height", **slider),
+            "width": widgets.IntSlider(value=width, description="width", **slider),
+        }
+        super().__init__(fig, controls)
+
+    def draw(self, text_before, height, width):
+        self.ids = multidim.mrope_position_ids([text_before, ("image", 1, 2 * height, 2 * width), 4])
+        self.next_text = int(self.ids[0, -4])
+        for row, line in enumerate(self._lines):
+            line.set_data(np.arange(self.ids.shape[1]), self.ids[row] + 0.12 * (row - 1))
+
+    def animated_artists(self):
+        return self._lines
