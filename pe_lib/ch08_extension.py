@@ -133,7 +133,7 @@ def pair_angles(theta, train_len, test_len):
             ax.plot(np.linspace(a, min(b, 2 * np.pi), 200), np.full(200, 0.8), color="C3", lw=5, label="only at test")
         ax.plot(np.linspace(0, min(a, 2 * np.pi), 200), np.full(200, 1.0), color="C0", lw=5, label="trained")
         ax.set(ylim=(0, 1.1), yticks=[], xticks=np.arange(4) * np.pi / 2, xticklabels=["0", "", "", ""])
-        turns = "all" if a >= 2 * np.pi else f"{a / (2 * np.pi):.2f} turn"
+        turns = "all" if a >= 2 * np.pi else f"{a / (2 * np.pi):.2g} turn"
         ax.set_title(f"pair {i}: θ = {theta[i]:.3g}\ntrained: {turns}", fontsize="small")
     handles = {h.get_label(): h for ax in np.atleast_1d(axes) for h in ax.lines}
     np.atleast_1d(axes)[-1].legend(handles.values(), handles.keys(), loc="upper left", bbox_to_anchor=(1.05, 1.0),
@@ -336,7 +336,8 @@ def _check_ntk_base(learner_function):
         if np.isclose(slower, 1.0):
             return Feedback(exercise, False, f"with your base the last pair turns as fast as before, not {s:g} times "
                             f"slower {case}")  # fmt: skip
-        return Feedback(exercise, False, f"with your base the last pair turns {measured(slower)} times slower, "
+        shown = f"{slower:.6g}" if abs(slower / s - 1) < 0.01 else measured(slower)  # near misses: more digits
+        return Feedback(exercise, False, f"with your base the last pair turns {shown} times slower, "
                         f"not {s:g} {case}")  # fmt: skip
     return Feedback(
         exercise, True, "base · s^(d/(d−2)): pair 0 keeps θ = 1 and the last pair turns s times slower (Llama 2, "
@@ -357,10 +358,11 @@ _YARN_HINTS = (
     "    return np.arange(min(low, head_dim // 2 - 1) + 1)",
 )
 
-# Llama 2, Llama 3, a small head, the toy (where the rounding keeps pair 0), a smaller beta_fast, a head
-# of 96, and a context so long that every pair turns beta_fast times (all untouched).
+# Llama 2, Llama 3, a small head, the toy (where the clamp keeps pair 0), a smaller beta_fast, a head
+# of 96, a context so long that every pair turns beta_fast times (all untouched), and a boundary: at
+# L = 2011 pair 1's index is 1.00008 (kept), at 2010 it would be 0.99987 (an answer with L - 1 fails).
 _YARN_CASES = ((128, 1e4, 4096, 32.0), (128, 5e5, 8192, 32.0), (64, 1e4, 2048, 32.0), (8, 1e4, 16, 32.0),
-               (128, 1e4, 4096, 8.0), (96, 1e6, 16384, 32.0), (8, 1e4, 10**7, 32.0))  # fmt: skip
+               (128, 1e4, 4096, 8.0), (96, 1e6, 16384, 32.0), (8, 1e4, 10**7, 32.0), (8, 1e4, 2011, 32.0))  # fmt: skip
 
 
 def _untouched(head_dim, base, length, beta_fast):

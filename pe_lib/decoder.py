@@ -113,6 +113,7 @@ class TinyDecoder(nn.Module):
         )
         self.norm = nn.LayerNorm(d)
         self.head = nn.Linear(d, config.vocab_size)
+        self.hidden_distances = ()  # keys this far back are masked out (hiding(), an experiment's probe)
 
     def _rotary(self):
         if self.positional not in ROPE_BASES:
@@ -122,11 +123,15 @@ class TinyDecoder(nn.Module):
 
     def _bias(self, seq):
         """The additive logit bias (heads, seq, seq) with the causal mask in it, or None (is_causal is used)."""
-        if self.positional not in ("alibi", *T5_VARIANTS):
+        if self.positional not in ("alibi", *T5_VARIANTS) and not self.hidden_distances:
             return None
         offsets = torch.arange(seq)
         distance = (offsets[:, None] - offsets[None, :]).clamp(min=0)  # how far back the key is
         causal = _causal_bias(seq, self.config.num_heads)
+        for hidden in self.hidden_distances:
+            causal = causal.masked_fill((offsets[:, None] - offsets[None, :]) == hidden, float("-inf"))
+        if self.positional not in ("alibi", *T5_VARIANTS):
+            return causal
         if self.positional == "alibi":
             return causal - self.slopes[:, None, None] * distance
         buckets = torch.from_numpy(
@@ -168,6 +173,13 @@ class TinyDecoder(nn.Module):
         theta = rope_frequencies(head_dim, base=ROPE_BASES[self.positional], scaling=scaling)
         # YaRN's temperature: cos and sin (so q and k) times the attention factor, the logits by its square.
         return self.retuned(theta, logit_scale=rope_attention_factor(scaling) ** 2)
+
+    def hiding(self, distances):
+        """A copy of this model in which no query sees the keys exactly `distances` positions back (ints > 0)."""
+        distances = tuple(_validate.positive_int("distance", d) for d in distances)
+        model = copy.deepcopy(self)
+        model.hidden_distances = distances
+        return model
 
     def dynamic_ntk(self, factor, *, cached):
         """A copy of this RoPE model with dynamic NTK scaling (transformers' "dynamic", max_position_embeddings = L).

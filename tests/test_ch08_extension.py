@@ -162,6 +162,8 @@ NTK_MISTAKES = {
     "returns a string": (lambda b, s, d: "82684", "one number"),
     "returns an array": (lambda b, s, d: np.array([1.0, 2.0]), "one number"),
     "base 0": (lambda b, s, d: 0.0, "not a base"),
+    "rounded to an integer": (lambda b, s, d: float(round(ntk_base(b, s, d))), "times slower"),
+    "exponent d/(d-1)": (lambda b, s, d: b * s ** (d / (d - 1)), "times slower"),
 }
 
 
@@ -208,6 +210,7 @@ YARN_MISTAKES = {
     "strings": (lambda d, b, L, f: [str(i) for i in untouched_pairs(d, b, L, f)], "integers"),
     "infinite": (lambda d, b, L, f: np.array([0.0, np.inf]), "whole pair indices"),
     "a complex array": (lambda d, b, L, f: untouched_pairs(d, b, L, f) + 0j, "integers"),
+    "L - 1": (lambda d, b, L, f: untouched_pairs(d, b, L - 1, f), "YaRN"),
     "the stub": (lambda d, b, L, f: np.arange(d // 2), "not the ones"),
     "a mask": (
         lambda d, b, L, f: L * b ** (-np.arange(0, d, 2) / d) / (2 * np.pi) >= f,

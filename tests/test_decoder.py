@@ -133,3 +133,25 @@ def test_dynamic_ntk_recomputed_equals_ntk_and_cached_keeps_each_positions_own_f
         decoder.TinyDecoder("alibi", TINY).dynamic_ntk(2.0, cached=False)
     with pytest.raises(TypeError, match="cached"):
         model.dynamic_ntk(2.0, cached="yes")
+
+
+@pytest.mark.parametrize("positional", ["rope", "t5", "alibi"])
+def test_hiding_masks_exactly_the_keys_at_those_distances(positional):
+    torch.manual_seed(0)
+    model = decoder.TinyDecoder(positional, TINY).eval()
+    tokens = torch.randint(0, TINY.vocab_size, (2, 12))
+    hidden = model.hiding([3])
+    changed = tokens.clone()
+    changed[:, 4] = (changed[:, 4] + 1) % TINY.vocab_size  # position 4 is 3 back from position 7
+    with torch.no_grad():
+        first = hidden.layers[0]  # one layer: position 7 attends to 4 only if distance 3 is visible
+        x, y = (hidden.embedding(t) * math.sqrt(TINY.d_model) for t in (tokens, changed))
+        bias = hidden._bias(12)
+        assert torch.isneginf(bias[:, 7, 4]).all() and not torch.isneginf(bias[:, 7, 5]).any()
+        a, b = first(x, None, bias), first(y, None, bias)
+        assert torch.allclose(a[:, 7], b[:, 7], atol=1e-6)  # the key 3 back is invisible to position 7
+        assert not torch.allclose(model.layers[0](x, None, model._bias(12))[:, 7],
+                                  model.layers[0](y, None, model._bias(12))[:, 7], atol=1e-6)  # fmt: skip
+    assert model.hidden_distances == () and hidden.hidden_distances == (3,)
+    with pytest.raises(ValueError, match="distance"):
+        model.hiding([0])
