@@ -1,53 +1,9 @@
-"""The graders of notebook 01's exercises: a permutation matrix, and a test of equivariance.
-
-Also the two helpers every grader of notebooks 01-04 uses: `type_name`, what a learner returned
-in words (a string, complex numbers), and `allowed_error`, how far a right answer in float32 or
-half precision may sit from the float64 reference.
-"""
+"""The graders of notebook 01's exercises: a permutation matrix, and a test of equivariance."""
 
 import numpy as np
 
 from . import attention, encodings
-from .grading import Feedback, as_numbers, hint_level, run_safely, with_hints
-
-
-def type_name(value):
-    """What a learner returned, in words, for a Not yet about types: 'str', 'ndarray of complex128', 'list of str'.
-
-    grading.as_numbers refuses strings, complex numbers and objects; the grader then says what it got.
-    """
-    dtype = getattr(value, "dtype", None)
-    if dtype is None and isinstance(value, (list, tuple)):
-        try:
-            items = np.asarray(value, dtype=object).ravel()
-        except ValueError:  # ragged nesting
-            return type(value).__name__
-        kinds = sorted({type(item).__name__ for item in items})
-        return f"{type(value).__name__} of {' and '.join(kinds)}" if kinds else f"empty {type(value).__name__}"
-    if dtype is None:
-        return type(value).__name__
-    if isinstance(dtype, np.dtype):
-        dtype = {"U": "str", "S": "bytes", "O": "object"}.get(dtype.kind, dtype.name)
-    return f"{type(value).__name__} of {dtype}"
-
-
-# Half an ulp, relative to the value: bfloat16 keeps 8 significant bits, float16 11 (bfloat16 first: its
-# name contains "float16").
-_HALF_ROUNDING = (("bfloat16", 2.0**-8), ("float16", 2.0**-11))
-
-
-def allowed_error(value, reference, floor):
-    """How far each entry of a right answer `value` may sit from the float64 `reference`.
-
-    floor: what a faithful float32 computation of the exercise can be off, set per grader far below
-    every typical mistake. A float16 or bfloat16 answer adds its own rounding, half an ulp of each
-    value (2**-11 or 2**-8 of |reference|): a value smaller than the tolerance of a half-precision
-    number keeps a small tolerance, and a float16 answer is held to float16's precision.
-    """
-    dtype = str(getattr(value, "dtype", ""))
-    rounding = next((share for name, share in _HALF_ROUNDING if name in dtype), 0.0)
-    return floor + rounding * np.abs(np.asarray(reference, dtype=np.float64))
-
+from .grading import Feedback, as_numbers, describe, hint_level, run_safely, with_hints
 
 _PERMUTATION_HINTS = (
     "Row i of P @ x is the sum over j of P[i, j] * x[j]. Which single row of x should row i of the "
@@ -84,7 +40,7 @@ def _check_permutation_matrix(permutation_matrix):
             return Feedback(
                 exercise,
                 False,
-                f"return the matrix P as a NumPy array of numbers, got {type_name(value)} for order={order}",
+                f"return the matrix P as a NumPy array of numbers, got {describe(value)} for order={order}",
             )
         expected = np.eye(n)[order]
         if matrix.shape != (n, n):
@@ -298,7 +254,7 @@ def _check_equivariance_test(is_permutation_equivariant):
             return Feedback(
                 exercise,
                 False,
-                f"return a single True or False, got {type_name(value)} for {name}",
+                f"return a single True or False, got {describe(value)} for {name}",
                 (
                     "Comparing two arrays with == gives one True or False per entry. How do you turn that "
                     "into one answer for the whole array?",

@@ -8,10 +8,9 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from . import _validate, analysis, encodings
-from .ch01_order_exercises import type_name
 from .explorer import Explorer
 from .figures import floats, new_axes, style_figsize
-from .grading import Feedback, as_numbers, hint_level, run_safely, with_hints
+from .grading import Feedback, as_numbers, describe, hint_level, run_safely, with_hints
 
 
 def magnitude_against_words(positions, position_norms, word_norms, *, title, ax=None):
@@ -321,7 +320,7 @@ def _check_binary_encoding(binary_encoding):
             return Feedback(name, False, f"for n={n}, d_model={d_model} {failed.message}")
         table = as_numbers(value)
         if table is None:
-            return Feedback(name, False, f"return a NumPy array of 0s and 1s, got {type_name(value)}")
+            return Feedback(name, False, f"return a NumPy array of 0s and 1s, got {describe(value)}")
         mistake = _binary_mistake(table, n, d_model)
         if mistake:
             return Feedback(name, False, *mistake)
@@ -378,7 +377,7 @@ def _check_bit_flips(bit_flips):
             return Feedback(name, False, f"bit_flips({p}): {failed.message}")
         number = as_numbers(value)
         if number is None or number.size != 1:
-            got = type_name(value) if number is None else f"{type_name(value)} of shape {number.shape}"
+            got = describe(value) if number is None else f"{describe(value)}, shape {number.shape}"
             return Feedback(name, False, f"bit_flips({p}) must return one whole number (an int), got {got}")
         number = float(number.reshape(()))
         if not number.is_integer():  # also NaN and infinity

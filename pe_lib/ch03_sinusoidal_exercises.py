@@ -5,8 +5,7 @@ layout, and tensor2tensor's timing signal.
 import numpy as np
 
 from . import encodings
-from .ch01_order_exercises import allowed_error, type_name
-from .grading import Feedback, as_numbers, hint_level, run_safely, with_hints
+from .grading import Feedback, allowed_error, as_numbers, describe, hint_level, run_safely, with_hints
 
 # How far a faithful float32 answer may sit from the reference: its angles (at most about 120 here) are off by
 # about 1e-5; every typical mistake is off by far more. Half precision adds its own rounding (allowed_error).
@@ -171,7 +170,7 @@ def _check_chapter_fix(function):
                 return failure
             row = as_numbers(value)
             if row is None or row.shape != (d_model,):
-                got = type_name(value) if row is None else f"shape {row.shape}"
+                got = describe(value) if row is None else f"shape {row.shape}"
                 return Feedback(
                     exercise,
                     False,
@@ -226,7 +225,7 @@ def _check_concatenated_rotation(function):
             return failure
         matrix = as_numbers(value)
         if matrix is None or matrix.shape != (d_model, d_model):
-            got = type_name(value) if matrix is None else f"shape {matrix.shape}"
+            got = describe(value) if matrix is None else f"shape {matrix.shape}"
             return Feedback(exercise, False, f"return a ({d_model}, {d_model}) matrix for d_model={d_model}, got {got}")
         if not np.isfinite(matrix).all():
             return Feedback(exercise, False, f"your matrix for k={k:g}, d_model={d_model} holds NaN or infinity")
@@ -310,7 +309,7 @@ def _check_timing_signal(function):
         table, positions = as_numbers(value), np.arange(n)
         where = f"timing_signal({n}, {d_model}, {max_timescale:g})"
         if table is None or table.shape != (n, d_model):
-            got = type_name(value) if table is None else f"shape {table.shape}"
+            got = describe(value) if table is None else f"shape {table.shape}"
             return Feedback(exercise, False, f"{where} must return shape ({n}, {d_model}), got {got}")
         if not np.isfinite(table).all():
             return Feedback(exercise, False, f"{where} returned NaN or infinite values")

@@ -9,10 +9,9 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from . import _validate, analysis, attention, encodings
-from .ch01_order_exercises import allowed_error, type_name
 from .explorer import Explorer
 from .figures import freeze_layout, new_axes, style_figsize
-from .grading import Feedback, as_numbers, hint_level, run_safely, with_hints
+from .grading import Feedback, allowed_error, as_numbers, describe, hint_level, run_safely, with_hints
 
 
 def _short(number):
@@ -238,7 +237,7 @@ def _one_number(exercise, value):
     """(float, None) when value is a single real number, else (None, Feedback that says what to return)."""
     array = as_numbers(value)
     if array is None:
-        return None, Feedback(exercise, False, f"return a number (a float), got {type_name(value)}")
+        return None, Feedback(exercise, False, f"return a number (a float), got {describe(value)}")
     if array.size != 1:
         return None, Feedback(
             exercise,
@@ -382,7 +381,7 @@ def _check_look_back(learner_function):
             return failure
         value, weights = weights, as_numbers(weights)
         if weights is None:
-            return Feedback(exercise, False, f"return a ({d_model}, {d_model}) array, got {type_name(value)}")
+            return Feedback(exercise, False, f"return a ({d_model}, {d_model}) array, got {describe(value)}")
         if weights.shape != (d_model, d_model):
             return Feedback(exercise, False, f"return a ({d_model}, {d_model}) matrix, got shape {weights.shape}")
         if not np.isfinite(weights).all():

@@ -4,13 +4,11 @@ Notebook 05 calls them as `ch05_learned.check_...` (that module imports them); i
 explorer live in pe_lib/ch05_learned.py.
 """
 
-import contextlib
-
 import numpy as np
 import torch
 
 from . import analysis, encodings, experiments
-from .grading import Feedback, as_numbers, hint_level, run_safely, with_hints
+from .grading import Feedback, as_numbers, describe, hint_level, run_safely, with_hints
 
 
 def _cosine_matrix(table, axis=1):
@@ -72,22 +70,6 @@ def _similarity_mistakes(table):
     ]
 
 
-def _kind(value):
-    """What a learner returned, in words: its type, and for arrays and tensors what they hold."""
-    dtype = getattr(value, "dtype", None)
-    if dtype is None and isinstance(value, (list, tuple)):
-        with contextlib.suppress(ValueError, TypeError):
-            dtype = np.asarray(value).dtype
-    kind = getattr(dtype, "kind", None) or ("c" if "complex" in str(dtype) else None)
-    if kind in ("U", "S"):
-        return f"{type(value).__name__} of strings"
-    if kind == "c":
-        return f"{type(value).__name__} of complex numbers ({dtype})"
-    if dtype is not None and kind != "O":
-        return f"{type(value).__name__} of dtype {dtype}"
-    return type(value).__name__
-
-
 def _allowed_error(value):
     """How far a right answer of `value`'s type may sit from the float64 reference, for cosines (size <= 1).
 
@@ -137,7 +119,9 @@ def _check_similarity_by_offset(learner_function):
         n = table.shape[0]
         if result is None:
             return Feedback(
-                exercise, False, f"return real numbers, one mean cosine per offset k = 0 .. n - 1; got {_kind(value)}"
+                exercise,
+                False,
+                f"return real numbers, one mean cosine per offset k = 0 .. n - 1; got {describe(value)}",
             )
         if result.ndim == 0:
             return Feedback(
@@ -220,13 +204,13 @@ def _check_shift_targets(learner_function):
         result = as_numbers(value)
         reference = experiments.task_targets(original, "shift", shift=k).numpy()
         if result is None or result.shape != reference.shape:
-            got = f"got {_kind(value)}" if result is None else f"got shape {result.shape}"
+            got = f"got {describe(value)}" if result is None else f"got shape {result.shape}"
             return Feedback(exercise, False, f"return targets of the same shape as the tokens {tuple(shape)}, {got}")
         if np.array_equal(result, reference) and getattr(value, "dtype", None) != torch.int64:
             return Feedback(
                 exercise,
                 False,
-                f"your targets hold the right values, but as {_kind(value)}: the loss (cross_entropy) takes "
+                f"your targets hold the right values, but as {describe(value)}: the loss (cross_entropy) takes "
                 "class targets only as a torch tensor of dtype int64 and rejects these",
                 ("Which dtype do the tokens have, and which function makes a tensor of the same dtype and shape?",),
             )

@@ -12,7 +12,7 @@ import math
 import numpy as np
 
 from . import relative, rope_frequencies
-from .grading import Feedback, as_numbers, hint_level, run_safely, with_hints
+from .grading import Feedback, as_numbers, describe, hint_level, run_safely, with_hints
 from .text import measured
 
 # --- what the three graders share ------------------------------------------------------------
@@ -24,32 +24,6 @@ def _precision(result):
     if "bfloat16" in dtype:
         return "bfloat16"
     return "float16" if "float16" in dtype else None
-
-
-def _items(values, depth=3):
-    for item in values:
-        if isinstance(item, (list, tuple)) and depth:
-            yield from _items(item, depth - 1)
-        else:
-            yield item
-
-
-def _described(result):
-    """What the learner returned, for a message: its type, and what an array or a list holds."""
-    if isinstance(result, (list, tuple)):
-        kinds = sorted({type(item).__name__ for item in _items(result)})
-        if set(kinds) <= {"int", "float"} and any(isinstance(item, (list, tuple)) for item in result):
-            return f"{_a(type(result).__name__)} of rows of different lengths"  # numbers NumPy cannot make a table of
-        return f"{_a(type(result).__name__)} of {', '.join(kinds) or 'nothing'}"
-    dtype = getattr(result, "dtype", None)
-    if dtype is not None and getattr(result, "ndim", 0):
-        kind = "a NumPy array" if isinstance(result, np.ndarray) else _a(type(result).__name__)
-        return f"{kind} of dtype {dtype}"
-    return _a(type(result).__name__)
-
-
-def _a(name):
-    return f"{'an' if name[0] in 'aeiou' else 'a'} {name}"
 
 
 def _within(value, expected, tolerance):
@@ -70,7 +44,7 @@ def _result_array(exercise, result, shape):
     value = as_numbers(result)
     if value is None:  # strings, complex numbers, objects: as_numbers refuses them
         return None, Feedback(
-            exercise, False, f"return an array of real numbers of shape {shape}, got {_described(result)}"
+            exercise, False, f"return an array of real numbers of shape {shape}, got {describe(result)}"
         )
     if value.shape != shape:
         return None, Feedback(exercise, False, f"return an array of shape {shape}, got shape {value.shape}")
@@ -428,7 +402,7 @@ def _check_t5_bucket(learner_function):
             return failure
         value = as_numbers(result)
         if value is None or value.size != 1:
-            got = _described(result) if value is None else f"shape {value.shape}"
+            got = describe(result) if value is None else f"shape {value.shape}"
             return Feedback(exercise, False, f"return one bucket (an int), got {got}")
         value = float(value.reshape(()))
         if not (math.isfinite(value) and value.is_integer()):

@@ -10,18 +10,7 @@ import numpy as np
 import torch
 
 from . import precision, relative
-from .grading import Feedback, as_numbers, hint_level, run_safely, with_hints
-
-
-def type_name(result):
-    """What a learner returned, in words a learner reads: 'str', 'complex128 array', 'list of str'..."""
-    dtype = getattr(result, "dtype", None)
-    if dtype is not None:
-        return f"{str(dtype).replace('torch.', '')} {type(result).__name__}"
-    if isinstance(result, (list, tuple)) and result:
-        return f"{type(result).__name__} of {type(result[0]).__name__}"
-    return type(result).__name__
-
+from .grading import Feedback, as_numbers, describe, hint_level, run_safely, with_hints
 
 # --- exercise 2: a RoPE port that ignores the config's base ------------------------------------------------
 
@@ -129,12 +118,12 @@ def _check_rope_fix(learner_function):
         value = as_numbers(result)
         case = f"x of shape {x.shape} ({x.dtype}), positions {positions.tolist()}, rope_theta {config['rope_theta']:g}"
         if value is None or value.shape != x.shape:
-            got = type_name(result) if value is None else f"shape {value.shape}"
+            got = describe(result) if value is None else f"shape {value.shape}"
             return Feedback(exercise, False, f"return an array of x's shape {x.shape} (x turned), got {got}")
         dtype = str(getattr(result, "dtype", ""))
         if "float16" in dtype:
-            return Feedback(exercise, False, f"return x's dtype ({x.dtype}), got {type_name(result)}: a half-precision "
-                                             "answer rounds away the digits this check compares ({case})")  # fmt: skip
+            return Feedback(exercise, False, f"return x's dtype ({x.dtype}), got {describe(result)}: a half-precision "
+                                             f"answer rounds away the digits this check compares ({case})")  # fmt: skip
         if not np.all(np.isfinite(value)):
             return Feedback(exercise, False, f"your output holds inf or nan ({case})")
         base, d = config["rope_theta"], x.shape[-1]
@@ -234,7 +223,7 @@ def _check_bf16_position(learner_function):
             return failure
         value = as_numbers(result)
         if value is None or value.size != 1:
-            got = type_name(result) if value is None else f"shape {value.shape}"
+            got = describe(result) if value is None else f"shape {value.shape}"
             return Feedback(exercise, False, f"return one number for one position (position {p:,}), got {got}")
         answers.append(float(value.reshape(())))
     expected = precision.round_to(BF16_CASES, "bfloat16").tolist()

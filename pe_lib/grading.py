@@ -183,11 +183,47 @@ def as_numbers(value):
     return raw.astype(np.float64)
 
 
-def tolerance_for(value, base=1e-3):
-    """How far a correct answer of `value`'s type may sit from the float64 reference (values of size ~1).
+def describe(value):
+    """What a learner returned, in words for a Not yet about types: 'a NumPy array of strings (dtype <U3)',
+    'a Tensor of complex numbers (dtype torch.complex64)', 'a list of str', 'a list of rows of different
+    lengths', 'an int'. as_numbers refuses strings, complex numbers and objects; the grader says what it got."""
+    name = type(value).__name__
+    if isinstance(value, (list, tuple)):
+        rows = [item for item in value if isinstance(item, (list, tuple))]
+        if rows and len({len(row) for row in rows}) > 1:
+            return f"{_article(name)} of rows of different lengths"  # numbers NumPy cannot make a table of
+        items = [leaf for item in value for leaf in (item if isinstance(item, (list, tuple)) else [item])]
+        kinds = sorted({type(item).__name__ for item in items})
+        return f"{_article(name)} of {' and '.join(kinds)}" if kinds else f"an empty {name}"
+    dtype = getattr(value, "dtype", None)
+    if dtype is None:
+        return _article(name)
+    container = "a NumPy array" if isinstance(value, np.ndarray) else _article(name)
+    text = str(dtype)
+    if getattr(dtype, "kind", "") in ("U", "S") or text.startswith(("<U", "|S")):
+        return f"{container} of strings (dtype {text})"
+    if "complex" in text:
+        return f"{container} of complex numbers (dtype {text})"
+    return f"{container} of dtype {text}"
 
-    float32 or float64: `base`. float16 and bfloat16 answers round to 3 significant digits (bfloat16:
-    up to 2**-8 = 0.0039 at 1), so they get 5e-3: still far below every typical mistake.
+
+def _article(name):
+    return f"{'an' if name[:1].lower() in 'aeiou' else 'a'} {name}"
+
+
+# Half an ulp, relative to the value: bfloat16 keeps 8 significant bits, float16 11 (bfloat16 first: its
+# name contains "float16").
+_HALF_ROUNDING = (("bfloat16", 2.0**-8), ("float16", 2.0**-11))
+
+
+def allowed_error(value, reference, floor):
+    """How far each entry of a right answer `value` may sit from the float64 `reference`.
+
+    floor: what a faithful float32 computation of the exercise can be off, set per grader far below
+    every typical mistake. A float16 or bfloat16 answer adds its own rounding, half an ulp of each
+    value (2**-11 or 2**-8 of |reference|): a value smaller than the tolerance of a half-precision
+    number keeps a small tolerance, and a float16 answer is held to float16's precision.
     """
     dtype = str(getattr(value, "dtype", ""))
-    return 5e-3 if ("float16" in dtype or "bfloat16" in dtype) else base
+    rounding = next((share for name, share in _HALF_ROUNDING if name in dtype), 0.0)
+    return floor + rounding * np.abs(np.asarray(reference, dtype=np.float64))

@@ -2,7 +2,6 @@
 
 import numpy as np
 import pytest
-import torch
 
 from pe_lib import ch01_order_exercises as ch01
 
@@ -154,36 +153,3 @@ def test_equivariance_checker_does_not_let_the_learner_change_its_inputs():
     ch01.check_equivariance_test(sloppy)
     x, _ = ch01._equivariance_cases()
     assert np.abs(x).max() > 0  # fresh inputs each call
-
-
-# --- the helpers the graders of 01-04 share ------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    ("value", "said"),
-    [
-        ("0.5", "str"),
-        (np.array(["0.5"]), "ndarray of str"),
-        ([["0.5", "1"]], "list of str"),
-        (np.ones(2, dtype=complex), "ndarray of complex128"),
-        (torch.ones(2, dtype=torch.complex64), "Tensor of torch.complex64"),
-        ([[1, 2], [3]], "list of list"),
-        ([], "empty list"),
-        (3.5, "float"),
-    ],
-)
-def test_type_name_says_what_was_returned(value, said):
-    assert ch01.type_name(value) == said
-
-
-def test_allowed_error_adds_half_an_ulp_of_half_precision_to_the_float32_floor():
-    reference = np.array([0.001, 1.0, 100.0])
-    np.testing.assert_array_equal(ch01.allowed_error(np.zeros(3), reference, 1e-4), [1e-4] * 3)
-    bfloat16 = ch01.allowed_error(torch.zeros(3, dtype=torch.bfloat16), reference, 1e-4)
-    np.testing.assert_allclose(bfloat16, 1e-4 + reference * 2.0**-8)
-    float16 = ch01.allowed_error(torch.zeros(3, dtype=torch.float16), reference, 1e-4)
-    np.testing.assert_allclose(float16, 1e-4 + reference * 2.0**-11)
-    for dtype, share in ((torch.bfloat16, 2.0**-8), (torch.float16, 2.0**-11)):  # a faithful cast fits
-        exact = np.linspace(-300, 300, 10_001)
-        rounded = torch.tensor(exact).to(dtype).double().numpy()
-        assert np.all(np.abs(rounded - exact) <= share * np.abs(exact))

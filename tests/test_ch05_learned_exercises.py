@@ -174,7 +174,7 @@ def _shift_as_numpy(tokens, k):
         (_shift_as(torch.float32), "torch.float32"),
         (_shift_as(torch.int32), "torch.int32"),
         (_shift_as(torch.int16), "torch.int16"),
-        (_shift_as_numpy, "ndarray of dtype int64"),
+        (_shift_as_numpy, "NumPy array of dtype int64"),
         (lambda tokens, k: _shift_reference(tokens, k).tolist(), "list"),
     ],
 )
@@ -268,7 +268,7 @@ def _off_by_one_offset(table):
         (lambda table: np.full(len(table), np.inf), "inf or nan"),
         (lambda table: analysis.similarity_by_offset(table).astype(str), "strings"),
         (lambda table: analysis.similarity_by_offset(table).astype(complex), "complex"),
-        (lambda table: [str(v) for v in analysis.similarity_by_offset(table)], "strings"),
+        (lambda table: [str(v) for v in analysis.similarity_by_offset(table)], "list of str"),
         (lambda table: analysis.similarity_by_offset(table)[::-1].copy(), "offset k=0"),
         (lambda table: torch.tensor(_off_by_one_offset(table), dtype=torch.bfloat16), "expected"),
         (lambda table: np.r_[1.0, np.zeros(len(table) - 1)].astype(np.float16), "expected"),

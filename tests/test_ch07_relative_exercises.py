@@ -473,11 +473,14 @@ NOT_NUMBERS = {  # what the learner returns -> what the feedback must name
     "a scalar": (lambda shape: 0.5, "shape ()"),
     "a 0-d array": (lambda shape: np.array(1.0), "shape ()"),
     "an infinite array": (lambda shape: np.full(shape, -np.inf), "NaN or infinity"),
-    "strings": (lambda shape: np.full(shape, "0.5"), "NumPy array of dtype <U3"),
+    "strings": (lambda shape: np.full(shape, "0.5"), "NumPy array of strings (dtype <U3)"),
     "a list of strings": (lambda shape: ["0.5"] * shape[0], "list of str"),
     "ragged rows": (lambda shape: [[0.5] * (row + 1) for row in range(shape[0])], "rows of different lengths"),
-    "complex": (lambda shape: np.ones(shape, dtype=complex), "NumPy array of dtype complex128"),
-    "complex torch": (lambda shape: torch.ones(shape, dtype=torch.complex64), "Tensor of dtype torch.complex64"),
+    "complex": (lambda shape: np.ones(shape, dtype=complex), "NumPy array of complex numbers (dtype complex128)"),
+    "complex torch": (
+        lambda shape: torch.ones(shape, dtype=torch.complex64),
+        "complex numbers (dtype torch.complex64)",
+    ),
 }
 
 

@@ -125,9 +125,9 @@ def test_the_float32_port_is_off_by_more_than_a_float64_tolerance_and_still_pass
         (_bfloat16_angles, "right at positions"),
         (lambda x, p, c: fixed_rope(x, p, c) * 1.5, "differs from the model's"),
         (lambda x, p, c: fixed_rope(x, p, c)[:, :-1], "shape"),
-        (lambda x, p, c: "rotated", "got str"),
-        (lambda x, p, c: fixed_rope(x, p, c).astype(np.complex128), "got complex128 ndarray"),
-        (lambda x, p, c: torch.from_numpy(fixed_rope(x, p, c)).bfloat16(), "bfloat16 Tensor"),
+        (lambda x, p, c: "rotated", "got a str"),
+        (lambda x, p, c: fixed_rope(x, p, c).astype(np.complex128), "complex numbers (dtype complex128)"),
+        (lambda x, p, c: torch.from_numpy(fixed_rope(x, p, c)).bfloat16(), "torch.bfloat16"),
         (lambda x, p, c: np.full(x.shape, np.inf), "inf or nan"),
         (lambda x, p, c: 1.0, "got shape ()"),
         (lambda x, p, c: fixed_rope(x[:, :128], p, {**c, "hidden_size": 128 * c["num_attention_heads"]}), "shape"),
@@ -209,8 +209,8 @@ def test_check_bf16_position_accepts_the_rounding(answer):
         (lambda p: [p, p], "one number"),
         (lambda p: bf16_position(p) + (p == 100000), "position 100,000"),
         (lambda p: float("inf"), "you return inf"),
-        (lambda p: str(bf16_position(p)), "got str"),
-        (lambda p: complex(bf16_position(p)), "got complex"),
+        (lambda p: str(bf16_position(p)), "got a str"),
+        (lambda p: complex(bf16_position(p)), "got a complex"),
         (lambda p: p if p < 512 else bf16_position(p), "position 257"),  # exact up to the wrong power of two
         (lambda p: bf16_position(p - 1) if p >= 256 else p, "position 256"),  # off by one
         (lambda p: bf16_position(p) if p < 1024 else bf16_position(p + 1), "position 1,028"),  # a boundary

@@ -22,7 +22,7 @@ from pe_lib import ch03_sinusoidal_exercises as ch03
 from pe_lib import ch04_pendulum as ch04
 from pe_lib import ch05_learned as ch05
 from pe_lib import ch06_pipeline as ch06
-from pe_lib import experiments
+from pe_lib import experiments, grading
 from pe_lib.grading import Feedback, as_numbers, hint_level, run_safely, with_hints
 
 # --- the worked solutions, as the solutions notebooks write them -----------------------------
@@ -981,3 +981,37 @@ def test_every_kind_of_failure_offers_three_tiers(name):
     for answer in (forgot_return, _raises, lambda *args: "not numbers"):
         feedback = checker(answer, hint=3)
         assert not feedback.passed and len(feedback.hints) == 3 and feedback.shown == 3, feedback
+
+
+# --- what a learner returned, in words; how far a right answer may sit from the reference ---------
+
+
+@pytest.mark.parametrize(
+    ("value", "said"),
+    [
+        ("0.5", "a str"),
+        (np.array(["0.5"]), "a NumPy array of strings (dtype <U3)"),
+        ([["0.5", "1"]], "a list of str"),
+        (np.ones(2, dtype=complex), "a NumPy array of complex numbers (dtype complex128)"),
+        (torch.ones(2, dtype=torch.complex64), "a Tensor of complex numbers (dtype torch.complex64)"),
+        ([[1, 2], [3]], "a list of rows of different lengths"),
+        ([], "an empty list"),
+        (3.5, "a float"),
+        (np.arange(3), "a NumPy array of dtype int64"),
+    ],
+)
+def test_describe_says_what_was_returned(value, said):
+    assert grading.describe(value) == said
+
+
+def test_allowed_error_adds_half_an_ulp_of_half_precision_to_the_float32_floor():
+    reference = np.array([0.001, 1.0, 100.0])
+    np.testing.assert_array_equal(grading.allowed_error(np.zeros(3), reference, 1e-4), [1e-4] * 3)
+    bfloat16 = grading.allowed_error(torch.zeros(3, dtype=torch.bfloat16), reference, 1e-4)
+    np.testing.assert_allclose(bfloat16, 1e-4 + reference * 2.0**-8)
+    float16 = grading.allowed_error(torch.zeros(3, dtype=torch.float16), reference, 1e-4)
+    np.testing.assert_allclose(float16, 1e-4 + reference * 2.0**-11)
+    for dtype, share in ((torch.bfloat16, 2.0**-8), (torch.float16, 2.0**-11)):  # a faithful cast fits
+        exact = np.linspace(-300, 300, 10_001)
+        rounded = torch.tensor(exact).to(dtype).double().numpy()
+        assert np.all(np.abs(rounded - exact) <= share * np.abs(exact))
