@@ -109,12 +109,20 @@ class Positions:
 
 
 def rotate(x, cos, sin, layout):
-    """RoPE's turn of each feature pair of x (batch, heads, n, head_dim) by cos/sin (batch, 1, n, head_dim // 2)."""
-    if layout == "half":  # pairs (i, i + head_dim/2): Hugging Face's rotate_half
-        a, b = x.chunk(2, dim=-1)
-        return torch.cat((a * cos - b * sin, a * sin + b * cos), dim=-1)
-    a, b = x[..., 0::2], x[..., 1::2]  # "interleaved": pairs (2i, 2i + 1), Meta's and llama.cpp's order
-    return torch.stack((a * cos - b * sin, a * sin + b * cos), dim=-1).flatten(-2)
+    """RoPE's turn of each feature pair of x (batch, heads, n, head_dim) by cos/sin (batch, 1, n, head_dim // 2).
+
+    Pair (a, b) becomes (a cos - b sin, a sin + b cos). "half" pairs feature i with i + head_dim/2
+    (Hugging Face's rotate_half), "interleaved" pairs 2i with 2i + 1 (Meta's and llama.cpp's order).
+    Written straight into one output (mul, then addcmul): four passes over x, no concatenation.
+    """
+    half = x.shape[-1] // 2
+    first, second = (slice(0, half), slice(half, None)) if layout == "half" else (slice(0, None, 2), slice(1, None, 2))
+    a, b = x[..., first], x[..., second]
+    out = torch.empty_like(x)
+    out_a, out_b = out[..., first], out[..., second]
+    torch.mul(a, cos, out=out_a).addcmul_(b, sin, value=-1)
+    torch.mul(a, sin, out=out_b).addcmul_(b, cos)
+    return out
 
 
 def interleaved_to_half(weight, n_heads):
@@ -135,7 +143,7 @@ def half_to_interleaved(weight, n_heads):
 
 
 class RMSNorm(nn.Module):
-    """x / sqrt(mean(x^2) + eps) * weight: LayerNorm without centring or bias."""
+    """x / sqrt(mean(x^2) + eps) * weight: LayerNorm without centring or bias (torch's fused kernel)."""
 
     def __init__(self, dim, eps):
         super().__init__()
@@ -143,7 +151,7 @@ class RMSNorm(nn.Module):
         self.weight = nn.Parameter(torch.ones(dim))
 
     def forward(self, x):
-        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps) * self.weight
+        return F.rms_norm(x, self.weight.shape, self.weight, self.eps)
 
 
 class Attention(nn.Module):
@@ -164,11 +172,9 @@ class Attention(nn.Module):
         v = self.v(x).view(batch, n, self.n_kv_heads, self.head_dim).transpose(1, 2)
         if cos is not None:
             q, k = rotate(q, cos, sin, layout), rotate(k, cos, sin, layout)
-        # Each key/value head serves n_heads // n_kv_heads query heads. Repeating them (small tensors)
-        # keeps the fused causal kernel, which never materialises the n x n score matrix.
-        group = self.n_heads // self.n_kv_heads
-        k, v = k.repeat_interleave(group, dim=1), v.repeat_interleave(group, dim=1)
-        out = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        # enable_gqa: each key/value head serves n_heads // n_kv_heads query heads, without copies;
+        # is_causal keeps the fused kernel, which never materialises the n x n score matrix.
+        out = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
         return self.o(out.transpose(1, 2).reshape(batch, n, -1))
 
 
