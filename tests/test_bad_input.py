@@ -8,7 +8,18 @@ import torch
 
 import pe_lib
 import pe_lib.experiments
-from pe_lib import accessible, decoder, extrapolation, figures, layer_schemes, models_table, multidim, precision
+from pe_lib import (
+    accessible,
+    decoder,
+    extrapolation,
+    figures,
+    layer_schemes,
+    llama,
+    models_table,
+    multidim,
+    precision,
+    smollm,
+)
 from pe_lib import ch01_order as ch01
 from pe_lib import ch02_naive as ch02
 from pe_lib import ch03_sinusoidal as ch03
@@ -562,7 +573,27 @@ CASES = {
         ["finding", "string", "int"],
     ),
     "img_html empty alt": (lambda: accessible.img_html(b"", "", 1, 1), ValueError, ["alt", "non-empty string", "''"]),
+    # a real model (pe_lib.llama, pe_lib.smollm)
+    "llama layout": (lambda: llama.Positions(layout="neox"), ValueError, ["layout", "'neox'", "'half'"]),
+    "llama angle_dtype": (lambda: llama.Positions(angle_dtype=torch.int64), ValueError, ["angle_dtype", "int64"]),
+    "llama nope_layers": (lambda: llama.Positions(nope_layers=2), TypeError, ["nope_layers", "2"]),
+    "llama heads": (lambda: llama.LlamaConfig(10, 64, 1, 5, 1, 8), ValueError, ["dim=64", "n_heads=5"]),
+    "llama ids outside the vocabulary": (
+        lambda: _tiny_llama()(torch.tensor([[3, 10]])),
+        ValueError,
+        ["ids", "[0, 10)", "tokenizer"],
+    ),
+    "llama position_ids shape": (
+        lambda: _tiny_llama()(torch.tensor([[3, 4]]), position_ids=torch.zeros(1, 3)),
+        ValueError,
+        ["position_ids", "(1, 2)", "(1, 3)"],
+    ),
+    "smollm qk_layout": (lambda: smollm.load(qk_layout="neox"), ValueError, ["qk_layout", "'neox'", "'interleaved'"]),
 }
+
+
+def _tiny_llama():
+    return llama.Llama(llama.LlamaConfig(vocab_size=10, dim=8, n_layers=1, n_heads=2, n_kv_heads=1, hidden_dim=8))
 
 
 def _w(d_in, d_k=2):
