@@ -17,6 +17,7 @@ import base64
 import html
 import io
 import struct
+import warnings
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -24,6 +25,7 @@ from matplotlib.collections import PathCollection
 from matplotlib.container import BarContainer
 from matplotlib.figure import Figure
 
+from .colours import figure_problems
 from .text import measured
 
 MAX_SERIES = 8  # series described one by one per panel; the rest are counted
@@ -65,11 +67,12 @@ def _axis(ax, which):
 
 
 def _line(line):
+    """A labelled line in words, or None when it draws nothing (a legend entry)."""
     x = np.asarray(line.get_xdata(), dtype=float)
     y = np.asarray(line.get_ydata(), dtype=float)
     finite = np.isfinite(x) & np.isfinite(y)
     if not finite.any():
-        return f"{line.get_label()}: no points"
+        return None  # a legend entry with nothing drawn
     x, y = x[finite], y[finite]
     if y.size == 1:
         return f"{line.get_label()}: one point at ({number(x[0])}, {number(y[0])})"
@@ -105,22 +108,28 @@ def _panel(ax):
     series = []
     lines = [line for line in ax.get_lines() if line.get_visible() and not _is_reference_line(line)]
     named = [line for line in lines if not line.get_label().startswith("_")]
-    series += [_line(line) for line in named]
+    series += [text for text in map(_line, named) if text]
     if len(lines) > len(named):
         series.append(f"{len(lines) - len(named)} unlabelled line(s)")
     for container in ax.containers:
         if isinstance(container, BarContainer) and container.patches:
-            heights = [patch.get_height() for patch in container.patches]
+            horizontal = getattr(container, "orientation", "vertical") == "horizontal"
+            heights = [patch.get_width() if horizontal else patch.get_height() for patch in container.patches]
             label = container.get_label()
             name = "bars" if not label or label.startswith("_") else label
             values = ", ".join(number(h) for h in heights[:12]) + (", ..." if len(heights) > 12 else "")
             series.append(f"{name}: {values}")
+    unnamed = 0
     for collection in ax.collections:
         if isinstance(collection, PathCollection) and collection.get_visible():
-            offsets = np.asarray(collection.get_offsets())
+            points = len(collection.get_offsets())
             label = collection.get_label()
-            name = "" if not label or label.startswith("_") else f"{label}: "
-            series.append(f"{name}{len(offsets)} scattered points")
+            if not label or label.startswith("_"):
+                unnamed += points
+            elif points:
+                series.append(f"{label}: {points} scattered points")
+    if unnamed:
+        series.append(f"{unnamed} scattered points")
     if len(series) > MAX_SERIES:
         series = series[:MAX_SERIES] + [f"and {len(series) - MAX_SERIES} more series"]
     parts += series
@@ -185,9 +194,13 @@ def show(figure=None, *, finding=""):
 
     finding: what the figure shows, with the numbers the notebook computed for it, e.g.
     f"learned rows past the training length stay at their initial values ({number(change)})".
+    The figure's colours are checked first (`colours.figure_problems`): a problem is a warning,
+    which nbval and the notebooks' hygiene check catch as stderr.
     """
     if figure is None:
         figure = plt.gcf()
+    for problem in figure_problems(figure):
+        warnings.warn(f"figure colours: {problem}", stacklevel=2)
     described = Described(figure, alt_text(figure, finding))
     plt.close(figure)  # shown once, through the <img>, not again by the inline backend
     from IPython.display import display

@@ -13,9 +13,13 @@ from . import _validate, analysis, encodings
 from .ch05_learned_exercises import check_shift_targets, check_similarity_by_offset  # noqa: F401 (ch05.check_...)
 from .data import load_minilm_embeddings
 from .explorer import Explorer, TrainingProgress  # noqa: F401 (notebook 05 calls ch05.TrainingProgress)
-from .figures import floats, heatmap, new_axes, style_figsize
+from .figures import COLOURS, floats, heatmap, new_axes, style_figsize
 
-_VARIANT_COLOURS = {"none": "tab:gray", "learned": "tab:orange", "sinusoidal": "tab:blue", "rope": "tab:green"}
+_VARIANT_COLOURS = {name: COLOURS[name] for name in ("none", "learned", "sinusoidal", "rope")}
+# Colour is not the only cue: each variant also has its marker, line style and bar hatch.
+_VARIANT_MARKERS = {"none": "s", "learned": "o", "sinusoidal": "^", "rope": "D"}
+_VARIANT_LINES = {"none": ":", "learned": "-", "sinusoidal": "--", "rope": "-."}
+_VARIANT_HATCHES = {"none": "..", "learned": "", "sinusoidal": "//", "rope": "xx"}
 
 
 _METRIC_LABELS = {
@@ -76,13 +80,14 @@ def accuracy_comparison(results, *, regime, title, ax=None, legend=True):
         means = [summary[variant][m]["mean"] for m in metrics]
         stds = [summary[variant][m]["std"] for m in metrics]
         colour = _VARIANT_COLOURS.get(variant)
-        ax.bar(x, means, width * 0.9, yerr=stds, capsize=4, color=colour, alpha=0.8, label=variant)
+        ax.bar(x, means, width * 0.9, yerr=stds, capsize=4, color=colour, alpha=0.8, label=variant,
+               hatch=_VARIANT_HATCHES.get(variant), edgecolor="white")  # fmt: skip
         for k, metric in enumerate(metrics):
             values = [run[metric] for run in runs if run["positional"] == variant]
             ax.plot(np.full(len(values), x[k]), values, "o", ms=3, color="k", zorder=3)
     chance = results["baselines"]["chance"]
     blind = results["baselines"]["order_blind"]
-    ax.axhline(chance, color="crimson", ls="--", lw=1, label=f"chance 1/vocab = {chance:.4f}")
+    ax.axhline(chance, color=COLOURS["reference"], ls="--", lw=1, label=f"chance 1/vocab = {chance:.4f}")
     levels = [blind["longer"] if m.startswith("longer") else blind["in_distribution"] for m in metrics]
     ax.hlines(levels, np.arange(len(metrics)) - 0.45, np.arange(len(metrics)) + 0.45, color="0.2", ls=":", lw=1.5)
     ax.plot([], [], color="0.2", ls=":", lw=1.5, label="order-blind guess")
@@ -110,7 +115,8 @@ def accuracy_by_position(per_position, *, train_len, chance, title, ax=None, leg
         ax.plot(
             np.arange(values.size),
             values,
-            "o-",
+            marker=_VARIANT_MARKERS.get(variant, "o"),
+            ls=_VARIANT_LINES.get(variant, "-"),
             ms=6 if variant == "learned" else 3,
             lw=3.5 if variant == "learned" else 1.4,
             alpha=0.7 if variant == "learned" else 1.0,
@@ -120,7 +126,7 @@ def accuracy_by_position(per_position, *, train_len, chance, title, ax=None, leg
         length = values.size
     if train_len < length:
         ax.axvspan(train_len - 0.5, length - 0.5, color="0.92", zorder=0, label="positions never seen in training")
-    ax.axhline(chance, color="crimson", ls="--", lw=1, label="chance")
+    ax.axhline(chance, color=COLOURS["reference"], ls="--", lw=1, label="chance")
     ax.set(title=title, xlabel="position in the test sequence", ylabel="token accuracy", ylim=(0, 1.05))
     if legend:
         ax.legend(loc="center left", fontsize="small")
@@ -135,12 +141,17 @@ def loss_curves(losses, *, title, chance_loss=None, ax=None):
             np.arange(1, len(values) + 1),
             floats(values),
             color=_VARIANT_COLOURS.get(label),
+            ls=_VARIANT_LINES.get(label, "-"),
             lw=1,
             label=label,
         )
     if chance_loss is not None:
         ax.axhline(
-            chance_loss, color="crimson", ls="--", lw=1, label=f"guessing uniformly: ln(vocab) = {chance_loss:.2f}"
+            chance_loss,
+            color=COLOURS["reference"],
+            ls="--",
+            lw=1,
+            label=f"guessing uniformly: ln(vocab) = {chance_loss:.2f}",
         )
     ax.set(title=title, xlabel="training step", ylabel="cross-entropy loss (log scale)")
     ax.legend(fontsize="small")
@@ -157,7 +168,7 @@ def learned_table_after_training(table, *, train_len, title):
     left.axhline(train_len - 0.5, color="k", lw=1.2)
     left.text(table.shape[1] - 1, train_len + 0.5, "never trained ↓", ha="right", va="top", fontsize="small")
     norms = np.linalg.norm(table, axis=1)
-    colours = np.where(np.arange(table.shape[0]) < train_len, "tab:orange", "0.6")
+    colours = np.where(np.arange(table.shape[0]) < train_len, COLOURS["learned"], "0.6")
     right.barh(np.arange(table.shape[0]), norms, color=colours)
     right.invert_yaxis()
     right.yaxis.set_major_locator(mpl.ticker.MaxNLocator(integer=True))

@@ -136,7 +136,7 @@ def segment_embeddings(segment_table, position_table, *, title="Segment embeddin
         np.linalg.norm(position_table, axis=1).mean(),
         np.linalg.norm(np.diff(position_table, axis=0), axis=1).mean(),
     ]
-    right.bar(range(len(names)), values, color=["tab:blue", "tab:orange", "black", "tab:green", "tab:olive"])
+    right.bar(range(len(names)), values, color=["C0", "C1", "C5", "C2", "C4"])
     right.set_xticks(range(len(names)), names, rotation=30, ha="right")
     right.set(title="norms (position: mean over rows)", ylabel="norm")
     fig.suptitle(title)
@@ -172,7 +172,7 @@ class NormShareExplorer(Explorer):
             d: float(np.linalg.norm(encodings.sinusoidal_encoding(positions, d), axis=1).mean()) for d in self.d_models
         }
         figure, (left, right) = plt.subplots(1, 2, figsize=style_figsize(9.0, 3.6), layout="constrained")
-        self.bars = left.bar([0, 1], [1.0, 1.0], color=["tab:blue", "tab:orange"])
+        self.bars = left.bar([0, 1], [1.0, 1.0], color=["C0", "C1"])
         left.set_xticks([0, 1], ["token part", "position part"])
         left.set(yscale="log", ylim=(0.01, 3000), ylabel="mean norm", title="norms")
         left.set_yticks([0.01, 1, 100], ["0.01", "1", "100"])  # few plain labels: text is most of the render time
@@ -180,7 +180,7 @@ class NormShareExplorer(Explorer):
         left.set_axisbelow(True)  # grid behind the bars, which are redrawn over a cached background
         self.bar_labels = [left.text(i, 1.0, "", ha="center", va="bottom") for i in (0, 1)]
         self.curve = right.plot(self.d_models, np.full(len(self.d_models), 0.5), marker="o")[0]
-        self.marker = right.plot([d_model], [0.5], "o", markersize=12, color="tab:red")[0]
+        self.marker = right.plot([d_model], [0.5], "o", markersize=12, color="C5")[0]
         right.axhline(0.5, color="grey", linestyle=":", linewidth=1)
         right.set(
             xscale="log",
@@ -265,7 +265,7 @@ class DropoutExplorer(Explorer):
         span = np.array([-limit, limit])
         self.span = span
         self.right = right
-        self.kept_line = right.plot(span, span, color="tab:orange", label="y = x / (1 - p)")[0]
+        self.kept_line = right.plot(span, span, color="C1", label="y = x / (1 - p)")[0]
         right.plot(span, span, color="grey", linestyle=":", linewidth=1, label="y = x (eval mode)")
         right.set(
             xlabel="input entry",

@@ -10,6 +10,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from . import _validate, relative, rope_frequencies
+from .colours import contrast_ratio
 from .explorer import Explorer
 from .figures import freeze_layout, new_axes, style_figsize
 
@@ -44,10 +45,12 @@ def layout_pairs(head_dim=8, ax=None):
     half = head_dim // 2
     rows = np.vstack([np.arange(head_dim) // 2, np.arange(head_dim) % half])  # the pair index of each feature
     fig, ax = new_axes(ax, figsize=(8.0, 2.4))
-    ax.imshow(rows, cmap="tab10" if half <= 10 else "viridis", vmin=0, vmax=max(half - 1, 1), aspect="auto")
+    image = ax.imshow(rows, cmap="tab10" if half <= 10 else "viridis", vmin=0, vmax=max(half - 1, 1), aspect="auto")
     if head_dim <= 16:
         for (row, feature), pair in np.ndenumerate(rows):
-            ax.text(feature, row, f"$\\theta_{{{pair}}}$", ha="center", va="center", color="white", fontweight="bold")
+            cell = image.to_rgba(pair)  # black or white, whichever reads better on this cell (>= 4.5:1 here)
+            ink = max(("white", "black"), key=lambda colour: contrast_ratio(colour, cell))
+            ax.text(feature, row, f"$\\theta_{{{pair}}}$", ha="center", va="center", color=ink, fontweight="bold")
     ax.set_yticks([0, 1], labels=["interleaved", "half"])
     ax.set_xticks(np.arange(head_dim))
     ax.set(title="RoPE layouts: features of one colour turn together", xlabel="feature of q or k")
@@ -131,7 +134,7 @@ class MethodsExplorer(Explorer):
             ax.axhline(0.0, color="0.3", lw=0.8)
             ax.set(ylabel=ylabel, ylim=ylim)
         axes[0].axhline(0.0, color="C1", lw=2.0, ls="--")
-        axes[0].text(0.99, 0.04, "dashed: independent q, k", transform=axes[0].transAxes, ha="right", color="C1",
+        axes[0].text(0.99, 0.04, "dashed: independent q, k", transform=axes[0].transAxes, ha="right", color="0.2",
                      fontsize="small", zorder=1)  # fmt: skip
         axes[-1].set_xscale("symlog", linthresh=8, linscale=1.0)
         ticks = [-1024, -128, -16, 0, 16, 128, 1024]

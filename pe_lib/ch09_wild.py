@@ -10,9 +10,10 @@ import numpy as np
 
 from . import _validate, models_table, precision, relative
 from .explorer import Explorer
-from .figures import style_figsize
+from .figures import COLOURS, style_figsize
 
-METHOD_COLOURS = {"learned": "C2", "t5": "C4", "rope": "C0", "alibi": "C1"}
+METHOD_COLOURS = {name: COLOURS[name] for name in ("learned", "t5", "rope", "alibi")}
+METHOD_MARKERS = {"learned": "s", "t5": "v", "rope": "o", "alibi": "^"}  # not colour alone
 
 # --- measurements and figures ----------------------------------------------------------------
 
@@ -37,15 +38,15 @@ def scheme_overview(ax=None):
         _, lengths = models_table.length_scales(entry)
         ax.plot([entry["trained_context"]] * 2, [row - 0.42, row + 0.42], color="0.55", lw=5, zorder=2,
                 solid_capstyle="butt")  # fmt: skip
-        ax.scatter(lengths, np.full(len(lengths), row), s=12, color=METHOD_COLOURS[entry["method"]], zorder=4,
-                   edgecolors="white", linewidths=0.4)  # fmt: skip
+        ax.scatter(lengths, np.full(len(lengths), row), s=14, color=METHOD_COLOURS[entry["method"]], zorder=4,
+                   marker=METHOD_MARKERS[entry["method"]], edgecolors="white", linewidths=0.4)  # fmt: skip
         ceiling = entry["max_position_embeddings"]
         if ceiling is not None and ceiling != entry["trained_context"]:
             ax.scatter([ceiling], [row], s=42, marker="D", facecolors="none", edgecolors="0.1", zorder=5)
         if entry["sliding_window"] is not None:
             ax.scatter([entry["sliding_window"]], [row], s=60, marker="x", color="C3", zorder=5)
     for method, colour in METHOD_COLOURS.items():
-        ax.scatter([], [], s=16, color=colour, label=method)
+        ax.scatter([], [], s=18, color=colour, marker=METHOD_MARKERS[method], label=method)
     ax.plot([], [], color="0.55", lw=5, label="trained context")
     ax.scatter([], [], s=42, marker="D", facecolors="none", edgecolors="0.1", label="max_position_embeddings")
     ax.scatter([], [], s=60, marker="x", color="C3", label="sliding window")
@@ -95,7 +96,7 @@ def layout_drift(result, ax=None):
     fig, ax = _axes(ax, (8.0, 4.0))
     shown = np.maximum(result["distances"], 0.5)  # distance 0 drawn at 1/2 on the log axis
     ax.plot(shown, result["permuted"], "o-", color="C2", lw=3, label="half-layout code, W_q, W_k permuted")
-    ax.plot(shown, result["as_is"], "o-", color="C3", label="half-layout code, weights as trained")
+    ax.plot(shown, result["as_is"], "s--", color="C3", label="half-layout code, weights as trained")
     ax.axhline(0.0, color="0.3", lw=0.8)
     ax.set_xscale("log")
     ax.set(title="An interleaved checkpoint run by rotate_half code", xlabel="distance query − key (0 drawn at ½)",
@@ -123,7 +124,7 @@ def precision_curves(theta, *, distances, query_positions, far_query=100_000.0, 
         f"θ in bfloat16, query at {near:,.0f}": (precision.score_angle_error(near, near - distances, theta,
                                                                              recipe="inv_freq"), "C0", "-"),
         f"θ in bfloat16, query at {far_query:,.0f}": (precision.score_angle_error(
-            far_query, far_query - distances, theta, recipe="inv_freq"), "C9", ":"),
+            far_query, far_query - distances, theta, recipe="inv_freq"), "C5", ":"),
         f"float32, query at {far_query:,.0f}": (precision.score_angle_error(
             far_query, far_query - distances, theta, recipe="float32"), "C2", "-"),
     }  # fmt: skip
@@ -131,15 +132,15 @@ def precision_curves(theta, *, distances, query_positions, far_query=100_000.0, 
         axes[0].plot(np.maximum(distances, 1.0), np.maximum(errors, 1e-6), color=colour, ls=style, lw=1.4, label=label)
     keys = np.arange(1, 17)
     by_position = {
-        "angle rounded to bfloat16": ("angle", "bfloat16", "C3"),
-        "bfloat16 autocast (θ, p, product)": ("autocast", "bfloat16", "C1"),
-        "angle rounded to float16": ("angle", "float16", "C4"),
-        "float32 (θ, p, product)": ("float32", "float32", "C2"),
-        "cos/sin cached in bfloat16": ("cache", "bfloat16", "C7"),
+        "angle rounded to bfloat16": ("angle", "bfloat16", "C3", "-"),
+        "bfloat16 autocast (θ, p, product)": ("autocast", "bfloat16", "C1", "--"),
+        "angle rounded to float16": ("angle", "float16", "C4", "-."),
+        "float32 (θ, p, product)": ("float32", "float32", "C2", "-"),
+        "cos/sin cached in bfloat16": ("cache", "bfloat16", "C5", ":"),
     }
-    for label, (recipe, dtype, colour) in by_position.items():
+    for label, (recipe, dtype, colour, style) in by_position.items():
         errors = precision.worst_score_error(query_positions, keys, theta, recipe=recipe, dtype=dtype)
-        axes[1].plot(query_positions, np.maximum(errors, 1e-6), color=colour, lw=1.2, label=label)
+        axes[1].plot(query_positions, np.maximum(errors, 1e-6), color=colour, ls=style, lw=1.2, label=label)
     for axis, xlabel in zip(axes, ("distance m − n (tokens)", "query position m (keys 1–16 tokens back)"), strict=True):
         axis.axhline(np.pi, color="0.1", ls="--", lw=1.0)
         axis.set(xscale="log", yscale="log", ylim=(1e-6, 6.0), xlabel=xlabel)

@@ -9,12 +9,34 @@ current one with `style_figsize`, so every figure grows in the lecture style.
 import matplotlib as mpl
 import matplotlib.pyplot as plt
 import numpy as np
+from cycler import cycler
 from matplotlib.transforms import Bbox
 
 from . import _validate
 from .text import measured
 
+# The course's series colours, C0-C5 in every figure. Chosen so that any two stay at least 10 apart
+# (CAM02-UCS) under normal vision and simulated deuteranopia, protanopia and tritanopia (smallest:
+# 11.7, blue and green for tritanopia), and every one has 3:1 contrast on white (WCAG's non-text
+# contrast): Okabe and Ito's blue and green, their orange and vermillion darkened, a magenta, black.
+# tests/test_colours.py checks both. matplotlib's default (tab10) puts green and red 5.2 apart for
+# deuteranopia and orange and green 1.6 apart for protanopia.
+PALETTE = ("#0072B2", "#BA7E00", "#009E73", "#8F2D00", "#DF40FF", "#000000")
+# One colour, one meaning, across the course (CONTRIBUTING.md): a method keeps its colour in every
+# chapter, red marks what goes wrong, grey is a reference (chance, a guide line, an untrained part).
+COLOURS = {
+    "sinusoidal": "C0",
+    "learned": "C1",
+    "rope": "C2",
+    "alibi": "C4",
+    "t5": "C5",
+    "none": "0.45",
+    "problem": "C3",
+    "reference": "0.3",
+}
+
 _BASE_STYLE = {
+    "axes.prop_cycle": cycler(color=PALETTE),
     "figure.figsize": (8.0, 4.0),
     "figure.dpi": 80,
     "savefig.dpi": 80,

@@ -60,6 +60,10 @@ nb_execution_mode = "off"
 nb_mime_priority_overrides = [("*", "application/vnd.jupyter.widget-view+json", None)]
 
 html_theme = "sphinx_book_theme"
+# The theme's primary sidebar, with the course title and the search button each inside a landmark
+# (axe-core's "region" rule: every piece of content in a landmark; tests/test_accessibility.py).
+templates_path = ["_templates"]
+html_sidebars = {"**": ["course-home.html", "icon-links.html", "course-search.html", "sbt-sidebar-nav.html"]}
 html_title = "Positional Encoding, interactively"
 html_theme_options = {
     "repository_url": REPOSITORY_URL,
@@ -141,6 +145,24 @@ class RepositoryLinks(SphinxPostTransform):
         node.replace_self(reference)
 
 
+class NamedHeaderCells(SphinxPostTransform):
+    """Give an empty table header cell a name a screen reader can announce (axe-core's "empty-table-header").
+
+    A Markdown table whose first column holds row names often leaves that column's header empty; the
+    cell then reads as "row names" to a screen reader and stays blank on the page.
+    """
+
+    default_priority = 800
+
+    def run(self, **kwargs):
+        for head in self.document.findall(nodes.thead):
+            for entry in head.findall(nodes.entry):
+                if not entry.astext().strip():
+                    entry.children = []
+                    entry += nodes.paragraph("", "", nodes.inline("", "row names", classes=["visually-hidden"]))
+
+
 def setup(app):
     app.add_post_transform(RepositoryLinks)
+    app.add_post_transform(NamedHeaderCells)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
