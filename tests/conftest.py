@@ -6,6 +6,9 @@ import shutil
 import matplotlib
 
 matplotlib.use("Agg")  # before anything imports pyplot: no window, the renderer the notebooks' inline backend uses
+# Nothing comes from a model hub: transformers (the reference) and the notebooks' kernels, which inherit this
+# environment, fail at once instead of trying the network.
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
