@@ -54,7 +54,7 @@ def _categories(axis):
     return None if not labels or numeric or axis.get_scale() != "linear" else labels
 
 
-def _axis(ax, which):
+def _axis(ax, which, numbers=True):
     label = (ax.get_xlabel() if which == "x" else ax.get_ylabel()).strip()
     categories = _categories(ax.xaxis if which == "x" else ax.yaxis)
     if categories:
@@ -62,7 +62,9 @@ def _axis(ax, which):
         return f"{which}: {label or 'unlabelled'} ({shown})"
     low, high = ax.get_xlim() if which == "x" else ax.get_ylim()
     scale = (ax.get_xscale() if which == "x" else ax.get_yscale()).replace("linear", "")
-    text = f"{which}: {label or 'unlabelled'} from {number(min(low, high))} to {number(max(low, high))}"
+    text = f"{which}: {label or 'unlabelled'}"
+    if numbers:
+        text += f" from {number(min(low, high))} to {number(max(low, high))}"
     return text + (f" ({scale} scale)" if scale else "")
 
 
@@ -89,7 +91,7 @@ def _is_reference_line(line):
     return x.size == 2 and (x[0] == x[1] or y[0] == y[1])
 
 
-def _panel(ax):
+def _panel(ax, numbers=True):
     if ax.get_label() == "<colorbar>":  # described with its image
         return None
     title = ax.get_title().strip() or ax.get_title(loc="left").strip()
@@ -100,15 +102,19 @@ def _panel(ax):
         colorbar = getattr(image, "colorbar", None)
         label = f", colour: {colorbar.ax.get_ylabel() or colorbar.ax.get_xlabel()}" if colorbar is not None else ""
         shape = "x".join(str(n) for n in table.shape[:2])
-        parts.append(f"an image of {shape} values from {_span(table)}{label}")
+        values = f" from {_span(table)}" if numbers else ""
+        parts.append(f"an image of {shape} values{values}{label}")
     if not images:
-        parts += [_axis(ax, "x"), _axis(ax, "y")]
+        parts += [_axis(ax, "x", numbers), _axis(ax, "y", numbers)]
     else:
         parts += [f"x: {ax.get_xlabel() or 'unlabelled'}", f"y: {ax.get_ylabel() or 'unlabelled'}"]
     series = []
     lines = [line for line in ax.get_lines() if line.get_visible() and not _is_reference_line(line)]
     named = [line for line in lines if not line.get_label().startswith("_")]
-    series += [text for text in map(_line, named) if text]
+    if numbers:
+        series += [text for text in map(_line, named) if text]
+    else:
+        series += [line.get_label() for line in named if _line(line)]
     if len(lines) > len(named):
         series.append(f"{len(lines) - len(named)} unlabelled line(s)")
     for container in ax.containers:
@@ -118,7 +124,7 @@ def _panel(ax):
             label = container.get_label()
             name = "bars" if not label or label.startswith("_") else label
             values = ", ".join(number(h) for h in heights[:12]) + (", ..." if len(heights) > 12 else "")
-            series.append(f"{name}: {values}")
+            series.append(f"{name}: {values}" if numbers else f"{name}: {len(heights)} bars")
     unnamed = 0
     for collection in ax.collections:
         if isinstance(collection, PathCollection) and collection.get_visible():
@@ -139,11 +145,15 @@ def _panel(ax):
     return ", ".join(parts)
 
 
-def describe(figure):
-    """What a figure plots, as one paragraph, read from its artists (titles, axes, series, images, bars, texts)."""
+def describe(figure, *, numbers=True):
+    """What a figure plots, as one paragraph, read from its artists (titles, axes, series, images, bars, texts).
+
+    numbers=False leaves out the values read from the data (ranges, peaks, bar heights): for a figure of a
+    live training run, whose last digits differ from one CPU to the next (nbval compares the alt text).
+    """
     if not isinstance(figure, Figure):
         raise TypeError(f"figure must be a matplotlib Figure, got {type(figure).__name__}")
-    panels = [_panel(ax) for ax in figure.axes if ax.get_visible()]
+    panels = [_panel(ax, numbers) for ax in figure.axes if ax.get_visible()]
     panels = [panel for panel in panels if panel]
     title = figure.get_suptitle().strip()
     head = f"Figure '{title}'" if title else "Figure"
@@ -154,14 +164,14 @@ def describe(figure):
     return " ".join(text.split())  # one line: titles and labels may hold line breaks
 
 
-def alt_text(figure, finding=""):
+def alt_text(figure, finding="", *, numbers=True):
     """The alt text of a figure: the finding (what it shows, said by the notebook) first, then `describe`."""
     if not isinstance(finding, str):
         raise TypeError(f"finding must be a string, got {type(finding).__name__}")
     finding = finding.strip()
     if finding and not finding.endswith("."):
         finding += "."
-    return f"{finding} {describe(figure)}".strip()
+    return f"{finding} {describe(figure, numbers=numbers)}".strip()
 
 
 def img_html(png, alt, width, height):
@@ -189,11 +199,12 @@ class Described:
         return {"text/html": img_html(self.png, self.alt, self.width, self.height), "text/plain": self.alt}
 
 
-def show(figure=None, *, finding=""):
+def show(figure=None, *, finding="", numbers=True):
     """Display `figure` (default: the current one) with its alt text, then close it; ends a plot cell.
 
     finding: what the figure shows, with the numbers the notebook computed for it, e.g.
     f"learned rows past the training length stay at their initial values ({number(change)})".
+    numbers=False: the alt text leaves out the values read from the data (see `describe`).
     The figure's colours are checked first (`colours.figure_problems`): a problem is a warning,
     which nbval and the notebooks' hygiene check catch as stderr.
     """
@@ -201,7 +212,7 @@ def show(figure=None, *, finding=""):
         figure = plt.gcf()
     for problem in figure_problems(figure):
         warnings.warn(f"figure colours: {problem}", stacklevel=2)
-    described = Described(figure, alt_text(figure, finding))
+    described = Described(figure, alt_text(figure, finding, numbers=numbers))
     plt.close(figure)  # shown once, through the <img>, not again by the inline backend
     from IPython.display import display
 

@@ -77,3 +77,11 @@ def test_show_displays_an_img_with_alt_and_closes_the_figure(monkeypatch):
     png, alt, width, height = IMG.match(bundle["text/html"]).groups()
     assert base64.b64decode(png).startswith(b"\x89PNG") and int(width) > 100 and int(height) > 50
     assert html.unescape(alt) == bundle["text/plain"] == "the diagonal is 1. " + accessible.describe(fig)
+
+
+def test_describe_without_numbers_keeps_names_and_drops_values():
+    steps = np.arange(1, 11)
+    fig = figures.offset_curves(steps, {"learned": 1 / steps, "rope": 2 / steps}, title="loss", logx=True)
+    text = accessible.describe(fig, numbers=False)
+    assert text == "Figure: 'loss', x: offset k = q - p (log scale), y: PE(p) · PE(p+k), learned, rope."
+    assert accessible.alt_text(fig, "both fall", numbers=False) == "both fall. " + text

@@ -8,7 +8,8 @@ slider of each explorer (`.pe-explorer`) changes its figure (`img.pe-explorer-fi
 on the same page and the same kernel (nothing runs twice), it presents the notebook as a
 lecturer does: at 1280 x 720, the deck started from the notebook toolbar (jupyterlab-slideshow),
 every slide visited with the Space key. Each slide must fit the screen, show no MathJax error,
-and show every explorer on it as a live widget whose slider moves its figure on the slide.
+keep its text at 4.5:1 contrast (axe-core's color-contrast rule), and show every explorer on it
+as a live widget whose slider moves its figure on the slide.
 
     .venv/bin/pytest -m browser tests/test_browser.py -p no:cacheprovider -s    # -s prints timings
 
@@ -434,6 +435,19 @@ def _slide_problems(number, state):
     return problems
 
 
+def _contrast_problems(page, number):
+    """Text on the slide shown now below WCAG's 4.5:1 (axe-core's color-contrast rule), as problems."""
+    from axe_playwright_python.sync_playwright import Axe
+
+    options = {"runOnly": {"type": "rule", "values": ["color-contrast"]}, "resultTypes": ["violations"]}
+    results = Axe().run(page, context={"include": [[".jp-deck-mod-onscreen"]]}, options=options).response
+    return [
+        f"slide {number}: text below 4.5:1: {node['html'][:100]!r} ({node.get('any', [{}])[0].get('message', '')})"
+        for violation in results["violations"]
+        for node in violation["nodes"]
+    ]
+
+
 def _present(page, notebook):
     """Present the open (already run) notebook as a lecturer does and check every slide; return a summary.
 
@@ -455,6 +469,7 @@ def _present(page, notebook):
         if state["cells"] and (not slides or state["cells"] != slides[-1]["cells"]):
             slides.append(state)
             problems += _slide_problems(len(slides), state)
+            problems += _contrast_problems(page, len(slides))
             explorers = page.locator(".jp-deck-mod-onscreen .pe-explorer")
             for i in range(explorers.count()):
                 slider, result = _move_a_slider(page, explorers.nth(i))
