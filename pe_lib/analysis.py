@@ -84,6 +84,28 @@ def position_probe(table, trained, *, ridge=1e-3):
     return features @ weights
 
 
+def correlated_columns_probe(table, trained, columns):
+    """Plain least squares on the `columns` columns that follow the position most closely on the rows `trained`.
+
+    The columns are chosen from the data: those whose values correlate most (|Pearson r|) with the
+    position over the trained rows, so the probe reads what the table offers rather than what a formula
+    says to read. Returns (predicted positions (n,), the chosen column indices, most correlated first).
+    """
+    table = _table(table)
+    trained = _validate.real_array("trained", np.atleast_1d(trained), ndim=1).astype(np.int64)
+    if trained.size < 2 or trained.min() < 0 or trained.max() >= table.shape[0]:
+        raise ValueError(f"trained must hold at least 2 row indices in [0, {table.shape[0]}), got {trained.size} rows")
+    columns = _validate.int_in_range("columns", columns, 1, min(table.shape[1], trained.size - 1))
+    rows = table[trained] - table[trained].mean(axis=0)
+    position = trained - trained.mean()
+    norms = np.linalg.norm(rows, axis=0) * np.linalg.norm(position)
+    correlation = np.abs(rows.T @ position) / np.where(norms > 0, norms, np.inf)  # a constant column: 0
+    chosen = np.argsort(-correlation, kind="stable")[:columns]
+    design = np.hstack([table[:, chosen], np.ones((table.shape[0], 1))])
+    weights, *_ = np.linalg.lstsq(design[trained], trained.astype(np.float64), rcond=None)
+    return design @ weights, chosen
+
+
 def score_terms(content, positions, w_q, w_k):
     """The attention score of x = content + positions, split into its four parts.
 

@@ -121,3 +121,18 @@ def test_score_terms_add_up_and_only_the_plain_dot_product_of_sinusoids_is_toepl
     assert analysis.diagonal_spread(terms["position·position"])[1:8].min() > 1.0  # a random W: not
     with pytest.raises(ValueError, match="w_q, w_k both"):
         analysis.score_terms(content, positions, w_q, w_k[:, :4])
+
+
+def test_correlated_columns_probe_finds_the_sinusoids_slow_columns_and_reads_past_the_fitted_rows():
+    table = pe_lib.sinusoidal_encoding(512, 384)
+    fitted = np.arange(1, 256, 2)
+    predicted, chosen = analysis.correlated_columns_probe(table, fitted, 3)
+    assert chosen.tolist() == [382, 380, 378]  # the three slowest sine columns, found from the data
+    assert np.abs(predicted[256:] - np.arange(256, 512)).max() < 1e-3
+    constant = np.hstack([np.ones((20, 1)), np.arange(20.0)[:, None]])  # a constant column is never chosen
+    _, chosen = analysis.correlated_columns_probe(constant, np.arange(0, 20, 2), 1)
+    assert chosen.tolist() == [1]
+    with pytest.raises(ValueError, match="columns"):
+        analysis.correlated_columns_probe(table, fitted, 0)
+    with pytest.raises(ValueError, match="trained"):
+        analysis.correlated_columns_probe(table, [3], 1)
