@@ -62,7 +62,7 @@ def head_frequencies(kind, head_dim=16, *, direction=30.0):
 def score_maps(q, k, *, reach=6, direction=30.0, axes=None):
     """Four panels: axial RoPE's scores over (row, column) offsets and their interaction; the same for mixed RoPE."""
     if axes is None:
-        fig, axes = plt.subplots(1, 4, figsize=style_figsize(12.0, 3.4), layout="constrained")
+        fig, axes = plt.subplots(1, 4, figsize=style_figsize(10.0, 3.0), layout="constrained")
     fig = axes[0].figure
     extent = (-reach - 0.5, reach + 0.5, reach + 0.5, -reach - 0.5)
     images = []
@@ -75,7 +75,9 @@ def score_maps(q, k, *, reach=6, direction=30.0, axes=None):
             limit = (
                 max(float(np.abs(values).max()), 1e-9) if title == "score" else max(1.0, float(np.abs(scores).max()))
             )
-            images.append(ax.imshow(values, cmap="RdBu_r", vmin=-limit, vmax=limit, extent=extent))
+            images.append(
+                ax.imshow(values, cmap="RdBu_r", vmin=-limit, vmax=limit, extent=extent, interpolation="nearest")
+            )
             ax.set(title=f"{kind}: {title}", xlabel="column offset", ylabel="row offset" if ax is axes[0] else None)
     return fig, images
 
@@ -96,9 +98,9 @@ def resize_comparison(old=7, new=12):
 def resize_figure(old=7, new=12, channel=3):
     table, timm, deit = resize_comparison(old, new)
     fig, axes = plt.subplots(1, 3, figsize=style_figsize(10.0, 3.4), layout="constrained")
-    for ax, values, side, title in ((axes[0], table, old, f"learned-style table, {old} x {old}"),
-                                    (axes[1], timm, new, f"timm (bicubic, antialias) to {new} x {new}"),
-                                    (axes[2], timm - deit, new, "timm minus DeiT (plain bicubic)")):  # fmt: skip
+    for ax, values, side, title in ((axes[0], table, old, f"a table, {old} x {old}"),
+                                    (axes[1], timm, new, f"timm's, {new} x {new}"),
+                                    (axes[2], timm - deit, new, "timm's minus DeiT's")):  # fmt: skip
         image = ax.imshow(values[:, channel].reshape(side, side), cmap="RdBu_r")
         fig.colorbar(image, ax=ax, shrink=0.8)
         ax.set(title=title, xlabel="column", ylabel="row" if ax is axes[0] else None)
@@ -201,7 +203,7 @@ def grid_task_figure(results):
     train, test = results["config"]["train_grid"], results["config"]["test_grid"]
     ax.set(xticks=range(3), xticklabels=grid_task.VARIANTS, ylabel="accuracy", ylim=(0, 1.05),
            title=f"grid task: trained on {train} x {train}, tested on {test} x {test}")  # fmt: skip
-    ax.legend(loc="lower right", fontsize="small")
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.12), ncols=3, fontsize="small")
     return fig
 
 
@@ -216,7 +218,7 @@ def layered_figure(results, task="shift"):
             ax.plot(np.full(len(runs), index + offset), runs, "k.", ms=5)
     ax.set(xticks=range(3), xticklabels=[v.replace("_", " ") for v in layered.VARIANTS], ylabel="accuracy",
            ylim=(0, 1.05), title=f"{task}: trained at L = {results['config']['train_len']}")  # fmt: skip
-    ax.legend(loc="lower left", fontsize="small")
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.12), ncols=3, fontsize="small")
     return fig
 
 
@@ -234,7 +236,7 @@ class Rope2DExplorer(Explorer):
     def __init__(self, *, direction=30, seed=0):
         rng = np.random.default_rng(_validate.count("seed", seed))
         self._q, self._k = rng.normal(size=16), rng.normal(size=16)
-        fig, axes = plt.subplots(1, 4, figsize=style_figsize(12.0, 3.4), layout="constrained")
+        fig, axes = plt.subplots(1, 4, figsize=style_figsize(10.0, 3.0), layout="constrained")
         _, self._images = score_maps(self._q, self._k, axes=axes, direction=direction)
         controls = {"direction": widgets.IntSlider(value=direction, min=0, max=180, step=5, description="mixed °")}
         super().__init__(fig, controls)

@@ -127,3 +127,11 @@ def test_layered_variants_and_temperature():
     run, _ = layered.one_run(config, "shift", "window_sink", 0)
     assert "llama4_at_4x" not in run and 0 <= run["at_4x"] <= 1
     assert isinstance(extrapolation.Config(), extrapolation.Config)
+
+
+def test_the_committed_layered_sweep_reads():
+    results = layered.load_results()
+    assert len(results["runs"]) == 30 and set(results["summary"]) == set(layered.TASKS)
+    assert set(results["summary"]["shift"]) == set(layered.VARIANTS)
+    ch11.layered_figure(results, "local_max")
+    matplotlib.pyplot.close("all")
