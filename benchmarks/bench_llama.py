@@ -1,16 +1,19 @@
 """pe_lib.llama's forward against transformers' LlamaForCausalLM on SmolLM2-135M-Instruct, in one run.
 
-    python benchmarks/bench_llama.py [--lengths 512 2048] [--repeats 3]
+    python benchmarks/bench_llama.py [--lengths 512 2048] [--repeats 5] [--threads N]
 
 Both models hold the same float32 weights, read from the same GGUF file (pe_lib.smollm.load and
 transformers' from_pretrained(..., gguf_file=...)). For each length, the first n tokens of the
 course's own text go through both forwards, alternating which runs first, under torch.no_grad();
 the table gives the best wall time of each (the least disturbed run: other processes only ever add
 time), their ratio (pe_lib / transformers: below 1 is faster) and the largest logit difference.
+The load average is printed before and after: on a shared machine the ratio of one run can swing
+either way (the matrix products, 85% of either forward, are the same calls in both).
 """
 
 import argparse
 import json
+import os
 import time
 from pathlib import Path
 
@@ -70,7 +73,11 @@ def main(argv=None, models=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--lengths", type=int, nargs="+", default=[512, 2048])
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's own choice)")
     args = parser.parse_args(argv)
+    if args.threads is not None:
+        torch.set_num_threads(args.threads)
+    print("load average (1, 5, 15 min): {:.1f}, {:.1f}, {:.1f}".format(*os.getloadavg()))
     if models is None:
         ours, theirs, tokenizer, loads = load_models()
         print("load: " + ", ".join(f"{name} {seconds:.1f} s" for name, seconds in loads.items()))
@@ -85,6 +92,7 @@ def main(argv=None, models=None):
         mine, reference, difference = compare(ours, theirs, ids, args.repeats)
         rows.append((n, mine, reference, mine / reference, difference))
         print(f"{n:>7} {mine:>9.2f} {reference:>15.2f} {mine / reference:>6.2f}  {difference:.1e}")
+    print("load average (1, 5, 15 min): {:.1f}, {:.1f}, {:.1f}".format(*os.getloadavg()))
     return rows
 
 

@@ -210,7 +210,9 @@ class Llama(nn.Module):
     def __init__(self, config, positions=None):
         super().__init__()
         self.config = config
-        self.embed = nn.Embedding(config.vocab_size, config.dim)
+        # N(0, 1), nn.Embedding's own init, drawn by randn: on the meta device (smollm.load) that is
+        # instant, while Embedding's normal_ costs a second or two there.
+        self.embed = nn.Embedding(config.vocab_size, config.dim, _weight=torch.randn(config.vocab_size, config.dim))
         self.layers = nn.ModuleList(Block(config) for _ in range(config.n_layers))
         self.norm = RMSNorm(config.dim, config.norm_eps)
         self.positions = Positions(base=config.rope_base) if positions is None else positions
