@@ -1,6 +1,7 @@
 """Positions in the wild: real models' schemes, a layout bug measured, half precision (used in notebook 09).
 
-Its figures and the model explorer; the graders of its exercises are in ch09_wild_exercises. The table
+Its figures and the model explorer, what a wrong RoPE base does to a score's angles, and what casting a
+transformers Llama does to its RoPE frequencies; the graders of its exercises are in ch09_wild_exercises. The table
 of models is pe_lib.models_table's, the rounding recipes pe_lib.precision's; this module draws them.
 """
 
@@ -8,7 +9,7 @@ import ipywidgets as widgets
 import matplotlib.pyplot as plt
 import numpy as np
 
-from . import _validate, models_table, precision, relative
+from . import _validate, models_table, precision, relative, rope_scaling
 from .explorer import Explorer
 from .figures import COLOURS, style_figsize
 
@@ -89,6 +90,67 @@ def layout_forensics(distances, *, head_dim=128, num_heads=2, d_model=256, sampl
         result["error_as_is"].append(np.abs(as_is - trained).mean() / np.abs(trained).mean())
         result["worst_permuted"].append(np.abs(permuted - trained).max())
     return {key: np.asarray(value) for key, value in result.items()}
+
+
+def transformers_inv_freq(casts=("float32", "bfloat16", "float16")):
+    """What casting a model does to transformers' RoPE frequency buffer: a tiny random LlamaModel, nothing downloaded.
+
+    A LlamaModel of hidden size 64 (2 heads of 32, base 10^4, random weights) is built, cast (`.to(dtype)`),
+    and saved to a temporary folder and loaded back with `from_pretrained(..., dtype=dtype)`. Returns a dict:
+    "to" and "loaded" map each of `casts` to (the dtype of the rotary `inv_freq` buffer, that of q_proj's
+    weight); "theta" is the buffer as built (float64), "rounded" maps each cast to the buffer's values
+    after `.to(dtype)` (float64), and "angles" the angles the cast model's rotary forward turns positions 0, 1000,
+    5000 and 20000 by (read back from its float32 cos and sin, wrapped to (-pi, pi], shape (4, pairs) per cast).
+    """
+    import tempfile
+
+    import torch
+    from transformers import LlamaConfig, LlamaModel
+    from transformers.utils import logging
+
+    config = LlamaConfig(vocab_size=16, hidden_size=64, intermediate_size=128, num_hidden_layers=1,
+                         num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=64)  # fmt: skip
+    torch.manual_seed(0)
+    model = LlamaModel(config)
+    result = {"theta": model.rotary_emb.inv_freq.double().numpy(), "to": {}, "loaded": {}, "rounded": {}, "angles": {}}
+    bars = logging.is_progress_bar_enabled()
+    logging.disable_progress_bar()  # the save and load would print progress bars
+    try:
+        with tempfile.TemporaryDirectory() as folder:
+            model.save_pretrained(folder)
+            for name in casts:
+                dtype = getattr(torch, name)
+                cast = LlamaModel(config).to(dtype)
+                loaded = LlamaModel.from_pretrained(folder, dtype=dtype)
+                result["to"][name] = (cast.rotary_emb.inv_freq.dtype, cast.layers[0].self_attn.q_proj.weight.dtype)
+                result["loaded"][name] = (loaded.rotary_emb.inv_freq.dtype,
+                                          loaded.layers[0].self_attn.q_proj.weight.dtype)  # fmt: skip
+                result["rounded"][name] = cast.rotary_emb.inv_freq.double().numpy()
+                positions = torch.tensor([[0, 1000, 5000, 20000]])
+                cos, sin = cast.rotary_emb(torch.zeros(1, dtype=torch.float32), positions)  # float32 x: float32 out
+                half = cos.shape[-1] // 2
+                result["angles"][name] = torch.atan2(sin[0, :, :half], cos[0, :, :half]).double().numpy()
+    finally:
+        if bars:
+            logging.enable_progress_bar()
+    return result
+
+
+def wrong_base_angles(distances, *, head_dim=128, base=500000.0, used=10000.0):
+    """What a RoPE port reading base `used` instead of `base` does to the query-key angles a score sees.
+
+    For each distance: the worst pair's angle error |distance (theta'_i - theta_i)| wrapped to [0, pi], and
+    how many of the head_dim / 2 pairs are off by more than 1 rad. Returns (worst, pairs_over_1_rad), arrays.
+    """
+    distances = _validate.real_array("distances", distances, ndim=1)
+    for name, value in (("base", base), ("used", used)):
+        if _validate.finite_real(name, value) <= 1:
+            raise ValueError(f"{name} must be a RoPE base, a finite number greater than 1, got {value!r}")
+    _validate.even_int("head_dim", head_dim)
+    delta = rope_scaling.rope_frequencies(head_dim, base=used) - rope_scaling.rope_frequencies(head_dim, base=base)
+    error = np.abs(np.outer(distances, delta))
+    wrapped = np.abs((error + np.pi) % (2 * np.pi) - np.pi)
+    return wrapped.max(axis=1), (wrapped > 1.0).sum(axis=1)
 
 
 def layout_drift(result, ax=None):

@@ -1,4 +1,4 @@
-"""The graders of notebook 09's exercises: where positions collide in bfloat16, and a RoPE port that ignores rope_theta.
+"""The graders of notebook 09's exercises: where positions collide in bfloat16, and a RoPE port that is wrong.
 
 Exercise 2's port reads its RoPE base under GPT-NeoX's key (`rotary_emb_base`) from a Llama config,
 which names it `rope_theta`, and so falls back to 10,000 whatever the model was trained with: the
@@ -20,14 +20,15 @@ _ROPE_HINTS = (
     "in proportion to the position say about that pair's frequency?",
     "Print the frequencies ported_rope uses next to θ_i = base^(−2i/d) for this model. Which value of the config "
     "should set the base, and under which key does the port look for it?",
-    "The port, with the base read from the config's own key (the rest unchanged):\n"
+    "The port, with the base read from the config's own key and x's dtype kept (the rest unchanged):\n"
     "    d = config['hidden_size'] // config['num_attention_heads']\n"
     "    base = config['rope_theta']\n"
     "    inv_freq = 1.0 / base ** (np.arange(0, d, 2) / d)\n"
     "    angles = np.outer(positions, inv_freq)\n"
     "    cos, sin = np.cos(angles), np.sin(angles)\n"
     "    first, second = x[:, : d // 2], x[:, d // 2 :]\n"
-    "    return np.concatenate([first * cos - second * sin, second * cos + first * sin], axis=-1)",
+    "    turned = np.concatenate([first * cos - second * sin, second * cos + first * sin], axis=-1)\n"
+    "    return turned.astype(x.dtype)",
 )
 
 
@@ -111,12 +112,14 @@ def check_rope_fix(learner_function, *, hint=0):
 
 def _check_rope_fix(learner_function):
     exercise = "RoPE port fixed"
-    for x, positions, config in _rope_cases():
+    for index, (x, positions, config) in enumerate(_rope_cases()):
         result, failure = run_safely(exercise, learner_function, x, positions, dict(config))
         if failure is not None:
             return failure
         value = as_numbers(result)
-        case = f"x of shape {x.shape} ({x.dtype}), positions {positions.tolist()}, rope_theta {config['rope_theta']:g}"
+        # the base is named only once the notebook's own case (Llama 3 8B) passed: naming it earlier gives the bug away
+        case = f"x of shape {x.shape} ({x.dtype}), positions {positions.tolist()}"
+        case += f", a config with rope_theta {config['rope_theta']:g}" if index else ""
         if value is None or value.shape != x.shape:
             got = describe(result) if value is None else f"shape {value.shape}"
             return Feedback(exercise, False, f"return an array of x's shape {x.shape} (x turned), got {got}")
@@ -124,6 +127,9 @@ def _check_rope_fix(learner_function):
         if "float16" in dtype:
             return Feedback(exercise, False, f"return x's dtype ({x.dtype}), got {describe(result)}: a half-precision "
                                              f"answer rounds away the digits this check compares ({case})")  # fmt: skip
+        if x.dtype == np.float32 and dtype in ("float64", "torch.float64"):
+            return Feedback(exercise, False, f"return x's dtype: x is float32, you return {describe(result)} "
+                                             f"({case})")  # fmt: skip
         if not np.all(np.isfinite(value)):
             return Feedback(exercise, False, f"your output holds inf or nan ({case})")
         base, d = config["rope_theta"], x.shape[-1]
@@ -191,8 +197,10 @@ def _rounded(p, bits, mode):
 _BF16_SLIPS = (  # (symptom, bits, mode, own first tier)
     ("you cut the low bits off (rounding down): bfloat16 rounds to the NEAREST number it can store", 8, "down",
      ("Where does 1,003 go in bfloat16: 1,000 or 1,004?",)),
-    ("your ties go up (round half up): the hardware sends a tie to the even neighbour", 8, "up",
-     ("257 is exactly halfway between 256 and 258: which of the two has an even last bit?",)),
+    ("your ties go up (round half up): the hardware sends a tie to the neighbour that is an even multiple of the "
+     "spacing (its last kept bit is 0)", 8, "up",
+     ("257 is exactly halfway between 256 and 258, which bfloat16 stores as 128·2 and 129·2: which of the two "
+      "keeps a last bit of 0?",)),
     ("your numbers are float16's (11 significant bits, exact up to 2,048), not bfloat16's", 11, "even",
      ("How many significant bits has bfloat16, and how many float16?",)),
     ("your spacing is twice bfloat16's: you kept 7 significant bits (exact up to 128), not 8", 7, "even",

@@ -469,6 +469,9 @@ CASES = {
         ValueError,
         ["distances", "inf"],
     ),
+    "wrong base distances": (lambda: ch09.wrong_base_angles(np.ones((2, 2))), ValueError, ["distances", "(2, 2)"]),
+    "wrong base used": (lambda: ch09.wrong_base_angles([1.0], used=0.5), ValueError, ["used", "0.5"]),
+    "wrong base head_dim": (lambda: ch09.wrong_base_angles([1.0], head_dim=7), ValueError, ["head_dim", "7"]),
     "score reach not an entry": (
         lambda: models_table.score_reach({"name": "x"}),
         ValueError,

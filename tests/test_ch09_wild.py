@@ -151,6 +151,25 @@ def test_model_explorer_colours_mean_one_thing_for_every_method():
             assert bar.get_facecolor() == matplotlib.colors.to_rgba(colour), (name, length)
 
 
+def test_a_port_reading_base_1e4_for_5e5_scores_distances_wrong():
+    worst, over = ch09.wrong_base_angles([0, 1, 10, 100, 1000])
+    assert worst[0] == 0 and round(worst[1], 2) == 0.13 and round(worst[2], 2) == 1.29
+    assert over.tolist() == [0, 0, 9, 21, 35]  # of 64 pairs
+    same, none = ch09.wrong_base_angles([1000], base=1e4)
+    assert same[0] == 0 and none[0] == 0  # the port's default is right for a model trained with base 1e4
+
+
+def test_casting_a_transformers_llama_rounds_its_inv_freq_and_loading_with_dtype_does_not():
+    result = ch09.transformers_inv_freq()
+    assert result["to"]["bfloat16"] == (torch.bfloat16, torch.bfloat16)
+    assert result["to"]["float16"] == (torch.float16, torch.float16)
+    assert result["loaded"]["bfloat16"] == (torch.float32, torch.bfloat16)
+    assert result["loaded"]["float16"] == (torch.float32, torch.float16)
+    for dtype in ("bfloat16", "float16"):  # the values precision's "inv_freq" recipe uses
+        assert np.array_equal(result["rounded"][dtype], precision.round_to(result["theta"], dtype))
+    assert not np.array_equal(result["rounded"]["bfloat16"], result["theta"])
+
+
 @pytest.mark.parametrize(
     ("call", "error", "said"),
     [

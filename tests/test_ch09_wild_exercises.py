@@ -37,7 +37,7 @@ def fixed_rope(x, positions, config):
     angles = np.outer(positions, inv_freq)
     cos, sin = np.cos(angles), np.sin(angles)
     first, second = x[:, : d // 2], x[:, d // 2 :]
-    return np.concatenate([first * cos - second * sin, second * cos + first * sin], axis=-1)
+    return np.concatenate([first * cos - second * sin, second * cos + first * sin], axis=-1).astype(x.dtype)
 
 
 def transformers_port(x, positions, config):
@@ -79,7 +79,8 @@ def _half(x, angles):
 def _float32_angles(x, positions, config):
     d = x.shape[-1]
     inv_freq = (1.0 / config["rope_theta"] ** (np.arange(0, d, 2) / d)).astype(np.float32)
-    return _half(x, np.outer(np.asarray(positions, np.float32), inv_freq).astype(np.float32).astype(np.float64))
+    angles = np.outer(np.asarray(positions, np.float32), inv_freq).astype(np.float32).astype(np.float64)
+    return _half(x, angles).astype(x.dtype)
 
 
 def _bfloat16_angles(x, positions, config):
@@ -124,6 +125,8 @@ def test_the_float32_port_is_off_by_more_than_a_float64_tolerance_and_still_pass
         (lambda x, p, c: x.copy(), "unchanged"),
         (_bfloat16_angles, "right at positions"),
         (lambda x, p, c: fixed_rope(x, p, c) * 1.5, "differs from the model's"),
+        (lambda x, p, c: fixed_rope(x, p, c).astype(np.float64), "float32, you return a NumPy array of dtype float64"),
+        (lambda x, p, c: torch.from_numpy(fixed_rope(x, p, c).astype(np.float64)), "dtype torch.float64"),
         (lambda x, p, c: fixed_rope(x, p, c)[:, :-1], "shape"),
         (lambda x, p, c: "rotated", "got a str"),
         (lambda x, p, c: fixed_rope(x, p, c).astype(np.complex128), "complex numbers (dtype complex128)"),
@@ -174,7 +177,8 @@ def test_the_rope_hints_come_question_first_formula_last_and_the_verdict_gives_n
     exec("\n".join(["def written(x, positions, config):", *code]), namespace)
     assert ex09.check_rope_fix(namespace["written"]).passed
     text = str(ex09.check_rope_fix(ported_rope))
-    assert "rope_theta']" not in text and "rotary_emb_base" not in text and "10,000" not in text
+    assert "rope_theta" not in text and "rotary_emb_base" not in text and "10,000" not in text
+    assert "500000" not in text and "5e+05" not in text  # the notebook's case does not name the model's base
 
 
 # --- exercise 1: bfloat16 positions ---------------------------------------------------------------
