@@ -207,18 +207,23 @@ def grid_task_figure(results):
     return fig
 
 
-def layered_figure(results, task="shift"):
+def layered_figure(results, tasks=("shift", "local_max")):
+    """One panel per task: accuracy of each variant at L, 2L and 4L (bars: means; dots: the seeds)."""
     columns = ("in_distribution", "at_2x", "at_4x")
-    fig, ax = plt.subplots(figsize=style_figsize(8.0, 3.6), layout="constrained")
-    for index, variant in enumerate(layered.VARIANTS):
-        for offset, metric in zip((-0.27, 0, 0.27), columns, strict=True):
-            runs = [r[metric] for r in results["runs"] if r["variant"] == variant and r["task"] == task]
-            ax.bar(index + offset, np.mean(runs), width=0.25, color=f"C{columns.index(metric)}",
-                   label=None if index else metric.replace("_", " "))  # fmt: skip
-            ax.plot(np.full(len(runs), index + offset), runs, "k.", ms=5)
-    ax.set(xticks=range(3), xticklabels=[v.replace("_", " ") for v in layered.VARIANTS], ylabel="accuracy",
-           ylim=(0, 1.05), title=f"{task}: trained at L = {results['config']['train_len']}")  # fmt: skip
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.12), ncols=3, fontsize="small")
+    fig, axes = plt.subplots(1, len(tasks), figsize=style_figsize(11.0, 3.4), layout="constrained", sharey=True)
+    for ax, task in zip(np.atleast_1d(axes), tasks, strict=True):
+        for index, variant in enumerate(layered.VARIANTS):
+            for offset, metric in zip((-0.27, 0, 0.27), columns, strict=True):
+                runs = [r[metric] for r in results["runs"] if r["variant"] == variant and r["task"] == task]
+                ax.bar(index + offset, np.mean(runs), width=0.25, color=f"C{columns.index(metric)}",
+                       label=None if index else metric.replace("_", " "))  # fmt: skip
+                ax.plot(np.full(len(runs), index + offset), runs, "k.", ms=5)
+        ax.set(xticks=range(3), xticklabels=["all RoPE", "local RoPE +\nglobal NoPE", "RoPE windows\n+ sink"],
+               ylim=(0, 1.05), title=f"{task}: trained at L = {results['config']['train_len']}")  # fmt: skip
+    np.atleast_1d(axes)[0].set_ylabel("accuracy")
+    fig.legend(
+        *np.atleast_1d(axes)[0].get_legend_handles_labels(), loc="outside lower center", ncols=3, fontsize="small"
+    )
     return fig
 
 

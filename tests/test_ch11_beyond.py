@@ -133,5 +133,5 @@ def test_the_committed_layered_sweep_reads():
     results = layered.load_results()
     assert len(results["runs"]) == 30 and set(results["summary"]) == set(layered.TASKS)
     assert set(results["summary"]["shift"]) == set(layered.VARIANTS)
-    ch11.layered_figure(results, "local_max")
+    ch11.layered_figure(results)
     matplotlib.pyplot.close("all")
