@@ -84,7 +84,7 @@ def has_widget(cell):
 
 
 def has_image(cell):
-    return any("image/png" in output.get("data", {}) for output in cell.get("outputs", []))
+    return any(_image_size(output.get("data", {})) for output in cell.get("outputs", []))
 
 
 def is_test(cell):
@@ -108,6 +108,18 @@ def _png_size(data):
     raw = base64.b64decode("".join(data) if isinstance(data, list) else data)
     width, height = struct.unpack(">II", raw[16:24])
     return width, height
+
+
+# A figure shown with its alt text (pe_lib.accessible, the explorers' frames): an <img> in text/html.
+INLINE_IMAGE = re.compile(r'<img src="data:image/png;base64,[^"]*" alt="[^"]*" width="(\d+)" height="(\d+)"')
+
+
+def _image_size(data):
+    """(width, height) an output's figure is shown at, or None: an image/png, or an inline <img> with alt text."""
+    if "image/png" in data:
+        return _png_size(data["image/png"])
+    found = INLINE_IMAGE.search("".join(data.get("text/html", "")))
+    return (int(found.group(1)), int(found.group(2))) if found else None
 
 
 def _rendered_lines(text):
@@ -146,11 +158,11 @@ def estimate_height(cell, hidden=False):
     height = CELL_PAD + (HIDDEN_SOURCE if hidden else CODE_LINE * len(text.splitlines()))
     for output in cell.get("outputs", []):
         data = output.get("data", {})
-        if "image/png" in data:
+        if _image_size(data):
             shown = output.get("metadata", {}).get("image/png", {})  # the size it is shown at, when given
             width, image_height = shown.get("width"), shown.get("height")
             if not (width and image_height):
-                width, image_height = _png_size(data["image/png"])
+                width, image_height = _image_size(data)
             height += image_height * min(1.0, IMAGE_WIDTH / width) + (WIDGET_CONTROLS if WIDGET in data else 0)
         elif "text" in output:
             height += OUTPUT_LINE * len("".join(output["text"]).splitlines())

@@ -24,7 +24,16 @@ import time
 from pathlib import Path
 
 import pytest
-from test_browser import LAB_SETTINGS, SERVER_START_S, LabPage, _api, _free_port, _run_all_cells, _wait_for_widgets
+from test_browser import (
+    LAB_SETTINGS,
+    SERVER_START_S,
+    LabPage,
+    _api,
+    _free_port,
+    _run_all_cells,
+    _wait_for_widgets,
+    install_custom_css,
+)
 
 from pe_lib.explorer import explorer_classes
 
@@ -86,6 +95,7 @@ def explorer_page(browser):
         for name, values in LAB_SETTINGS.items():
             (settings / name).parent.mkdir(parents=True, exist_ok=True)
             (settings / name).write_text(json.dumps(values))
+        install_custom_css(tmp / "config")
         port, token = _free_port(), secrets.token_hex(24)
         env = dict(
             os.environ,
@@ -96,7 +106,7 @@ def explorer_page(browser):
         )
         command = [sys.executable, "-m", "jupyterlab", "--no-browser", "--ip=127.0.0.1", f"--port={port}"]
         command += ["--ServerApp.port_retries=0", f"--IdentityProvider.token={token}", "--ServerApp.allow_root=True"]
-        command += [f"--ServerApp.root_dir={root}", "--LabApp.expose_app_in_browser=True"]
+        command += [f"--ServerApp.root_dir={root}", "--LabApp.expose_app_in_browser=True", "--LabApp.custom_css=True"]
         with open(tmp / "server.log", "w") as log:
             process = subprocess.Popen(command, cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT)
         server = {"url": f"http://127.0.0.1:{port}", "token": token, "root": root, "process": process}
