@@ -1,11 +1,13 @@
 """pe_lib.colours and the course's palette: series apart under colour-vision deficiency, text at 4.5:1."""
 
+import ipywidgets as widgets
 import matplotlib as mpl
 import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 
 from pe_lib import colours, figures
+from pe_lib.explorer import explorer_classes, slider_values
 
 TAB10 = [f"tab:{name}" for name in ("blue", "orange", "green", "red", "purple")]
 
@@ -80,3 +82,33 @@ def test_figure_problems_finds_confusable_series_and_faint_text():
     problems = colours.figure_problems(fig)
     assert any("'bad' and 'good'" in problem and "deuteranopia" in problem for problem in problems), problems
     assert any("'faint': contrast" in problem for problem in problems), problems
+
+
+def _states(explorer):
+    """(control, value) pairs that reach each control's ends (and a middle option) one at a time."""
+    for name, control in explorer.controls.items():
+        if isinstance(control, widgets.SelectionSlider | widgets.Dropdown | widgets.ToggleButtons):
+            options = slider_values(control)
+            values = [options[0], options[len(options) // 2], options[-1]]
+        elif isinstance(control, widgets.IntSlider | widgets.FloatSlider):
+            values = [control.min, control.max]
+        elif isinstance(control, widgets.Checkbox):
+            values = [not control.value]
+        else:
+            continue  # a text box: any text, no colour of its own
+        yield from ((name, value) for value in values)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("cls", explorer_classes(), ids=lambda cls: cls.__name__)
+def test_every_explorer_state_passes_the_colour_checks(cls, style):
+    """Each control at its ends (selections: first, middle, last), in both styles: 168 figures in all."""
+    explorer = cls()
+    start = explorer.values()
+    problems = colours.figure_problems(explorer.figure)
+    for name, value in _states(explorer):
+        explorer.update(**{name: value})
+        problems += [f"{name}={value!r}: {problem}" for problem in colours.figure_problems(explorer.figure)]
+        explorer.update(**{name: start[name]})
+    explorer.close()
+    assert not problems, problems
