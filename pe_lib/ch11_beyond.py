@@ -218,8 +218,9 @@ def layered_figure(results, tasks=("shift", "local_max")):
                 ax.bar(index + offset, np.mean(runs), width=0.25, color=f"C{columns.index(metric)}",
                        label=None if index else metric.replace("_", " "))  # fmt: skip
                 ax.plot(np.full(len(runs), index + offset), runs, "k.", ms=5)
-        ax.set(xticks=range(3), xticklabels=["all RoPE", "local RoPE +\nglobal NoPE", "RoPE windows\n+ sink"],
-               ylim=(0, 1.05), title=f"{task}: trained at L = {results['config']['train_len']}")  # fmt: skip
+        labels = ["all RoPE", "local RoPE +\nglobal NoPE", "RoPE windows\n+ sink", "no positions"]
+        ax.set(xticks=range(len(labels)), xticklabels=labels, ylim=(0, 1.05),
+               title=f"{task}: trained at L = {results['config']['train_len']}")  # fmt: skip
     np.atleast_1d(axes)[0].set_ylabel("accuracy")
     fig.legend(
         *np.atleast_1d(axes)[0].get_legend_handles_labels(), loc="outside lower center", ncols=3, fontsize="small"

@@ -9,6 +9,7 @@ decoder of config.num_layers pre-norm layers (4 here: the 3 : 1 pattern of the m
                             chunks instead of windows, Llama 4's pattern)
     window_sink             every layer RoPE within the window, and every query also sees the first
                             token (an attention sink kept in the window, as StreamingLLM keeps it)
+    nope                    no positions in any layer, over the whole past (where a temperature has room to act)
 Length-dependent attention temperature, zero-shot on a trained model (`with_temperature`): the NoPE
 layers' queries scaled by Llama 4's 1 + a * log(1 + floor((p + 1) / L)), or all logits of those layers
 by log(n) / log(L) for a test of n tokens (the log-n rule Llama 4's code cites).
@@ -35,7 +36,7 @@ from .layer_schemes import llama4_attention_scale
 from .modules import PreNormLayer
 from .relative import RotaryEmbedding
 
-VARIANTS = ("rope", "local_rope_global_nope", "window_sink")
+VARIANTS = ("rope", "local_rope_global_nope", "window_sink", "nope")
 TEMPERATURES = ("none", "llama4", "log_n")
 TASKS = extrapolation.TASKS
 METRICS = extrapolation.METRICS
@@ -52,6 +53,8 @@ def _layer_kinds(variant, layers):
         return [(True, "full")] * layers
     if variant == "window_sink":
         return [(True, "window_sink")] * layers
+    if variant == "nope":
+        return [(False, "full")] * layers
     return [(True, "window") if (i + 1) % 4 else (False, "full") for i in range(layers)]
 
 
@@ -181,7 +184,7 @@ def run_sweep(config=CONFIG, *, seeds=SWEEP_SEEDS, tasks=TASKS, variants=VARIANT
     return {
         "description": f"Causal decoder of {config.num_layers} layers trained at {config.train_len} on notebook 08's "
         f"tasks: all-RoPE, local RoPE (window {WINDOW}) + global NoPE every 4th layer, RoPE windows with a "
-        "first-token sink; NoPE layers' temperature rules zero-shot",
+        "first-token sink, no positions; NoPE layers' temperature rules zero-shot",
         "command": "python -m pe_lib.layered",
         "torch_version": torch.__version__.split("+")[0],
         "config": dataclasses.asdict(config) | {"finetune_steps": list(config.finetune_steps)},

@@ -126,12 +126,13 @@ def test_layered_variants_and_temperature():
     assert {"llama4_at_4x", "log_n_at_2x"} <= set(run)
     run, _ = layered.one_run(config, "shift", "window_sink", 0)
     assert "llama4_at_4x" not in run and 0 <= run["at_4x"] <= 1
+    assert layered.LayeredDecoder("nope", config).kinds == [(False, "full")] * 4
     assert isinstance(extrapolation.Config(), extrapolation.Config)
 
 
 def test_the_committed_layered_sweep_reads():
     results = layered.load_results()
-    assert len(results["runs"]) == 30 and set(results["summary"]) == set(layered.TASKS)
+    assert len(results["runs"]) == 40 and set(results["summary"]) == set(layered.TASKS)
     assert set(results["summary"]["shift"]) == set(layered.VARIANTS)
     ch11.layered_figure(results)
     matplotlib.pyplot.close("all")
