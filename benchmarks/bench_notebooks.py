@@ -14,9 +14,9 @@ nbclient, as `scripts/run_notebooks.py` does, but nothing is written back. Per n
   jobs share the machine);
 - peak memory: the kernel process's peak resident set size (see `_peak_rss_bytes`).
 
-Targets: explainer notebooks (all but 05 and 08) <= 3x the floor, notebooks 05 and 08 (live
-training) <= 30 s, every kernel under 1 GiB peak (Binder kills a session at 2 GB, and the
-notebook server and the browser tab need their share).
+Targets: explainer notebooks (all but 05, 08, 10, 11) <= 3x the floor, notebooks 05, 08 and 11 (live
+training) <= 30 s, notebook 10 (a real model) <= 45 s and 1.5 GiB, every other kernel under 1 GiB peak
+(Binder kills a session at 2 GB, and the notebook server and the browser tab need their share).
 
 Explorers: every explorer of the chapter modules (`pe_lib.explorer.explorer_classes()`), built
 with its defaults (those of its notebook), then each slider is moved
@@ -44,9 +44,11 @@ NOTEBOOKS = ROOT / "notebooks"
 KERNEL = "python3"
 
 EXPLAINER_RATIO = 3.0
-TRAINING_NOTEBOOKS = ("05_", "08_")  # file-name prefixes of the notebooks that train models live
+TRAINING_NOTEBOOKS = ("05_", "08_", "11_")  # file-name prefixes of the notebooks that train models live
 TRAINING_SECONDS = 30.0
 PEAK_MIB = 1024.0
+# Notebook 10 runs a real 135M-parameter model: its own budget (issue 22), under Binder's 2 GB.
+REAL_MODEL_NOTEBOOK, REAL_MODEL_SECONDS, REAL_MODEL_PEAK_MIB = "10_", 45.0, 1536.0
 EXPLORER_MS = 100.0
 
 
@@ -161,11 +163,15 @@ def run_notebooks(paths, floor_repeats=1):
             continue
         ratio = seconds / floor_seconds
         peak_mib = None if peak is None else peak / 2**20
-        if is_training(path):
+        peak_limit = PEAK_MIB
+        if path.name.startswith(REAL_MODEL_NOTEBOOK):
+            target, time_ok = f"<= {REAL_MODEL_SECONDS:.0f} s", seconds <= REAL_MODEL_SECONDS
+            peak_limit = REAL_MODEL_PEAK_MIB
+        elif is_training(path):
             target, time_ok = f"<= {TRAINING_SECONDS:.0f} s", seconds <= TRAINING_SECONDS
         else:
             target, time_ok = f"<= {EXPLAINER_RATIO:.0f}x floor", ratio <= EXPLAINER_RATIO
-        memory_ok = peak_mib is None or peak_mib < PEAK_MIB
+        memory_ok = peak_mib is None or peak_mib < peak_limit
         rows.append(
             {
                 "notebook": path.name,
@@ -205,7 +211,8 @@ def format_notebooks(rows):
         "cpu ratio = the same for the kernels' CPU time, steadier on a busy machine\n"
         f"targets: explainers <= {EXPLAINER_RATIO:.0f}x the floor (wall ratio), "
         f"notebooks {', '.join(p + '*' for p in TRAINING_NOTEBOOKS)} <= {TRAINING_SECONDS:.0f} s, "
-        f"every kernel < {PEAK_MIB:.0f} MiB peak RSS"
+        f"notebook {REAL_MODEL_NOTEBOOK}* <= {REAL_MODEL_SECONDS:.0f} s; every kernel < {PEAK_MIB:.0f} MiB peak RSS "
+        f"({REAL_MODEL_PEAK_MIB:.0f} MiB for {REAL_MODEL_NOTEBOOK}*)"
         + (f" (the floor kernel alone: {', '.join(map(str, floor_peaks))} MiB)" if floor_peaks else "")
     )
     return "\n".join(lines)
