@@ -234,8 +234,8 @@ def layered_figure(results, tasks=("shift", "local_max")):
 class Rope2DExplorer(Explorer):
     """Scores over (row, column) offsets for one q and k: axial RoPE against mixed RoPE at a chosen direction.
 
-    The direction slider turns RoPE-Mixed's pairs (the first quarter points along it, the second at a right
-    angle); the interaction panels show S(a, b) - S(a, 0) - S(0, b) + S(0, 0), zero for axial at any setting.
+    The direction slider turns RoPE-Mixed's pairs (the first half of the pairs points along it, the other half
+    at a right angle); the interaction panels show S(a, b) - S(a, 0) - S(0, b) + S(0, 0), zero for axial at any setting.
     After each update: `self.axial_interaction`, `self.mixed_interaction` (largest |interaction|).
     """
 

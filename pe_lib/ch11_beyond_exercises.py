@@ -56,7 +56,7 @@ def _axial_mistakes(rows, cols, head_dim, base):
     # fmt: off
     return [
         ("your first pairs turn with the row and the next with the column; RoPE-Axial (rope-vit) turns the first "
-         "quarter with the column x", np.concatenate([np.outer(rows, freq), np.outer(cols, freq)], axis=1),
+         "half of the pairs with the column x", np.concatenate([np.outer(rows, freq), np.outer(cols, freq)], axis=1),
          ("In rope-vit's raster order, which coordinate is t % width?",)),
         ("your frequencies are 1-D RoPE's base^(-2t/head_dim): each axis is a RoPE of head_dim/2 features, so its "
          "exponent is -2t/(head_dim/2)", np.concatenate([np.outer(cols, base ** (-2 * t / head_dim)),
@@ -120,7 +120,9 @@ _MROPE_HINTS = (
     "    after = s + max(height, width) + np.arange(text_after)\n"
     "    return np.concatenate([np.tile(np.arange(s), (3, 1)), image, np.tile(after, (3, 1))], axis=1)",
 )
-_MROPE_CASES = ((2, 2, 3, 2), (3, 4, 2, 3), (1, 5, 5, 1), (4, 1, 6, 2), (2, 3, 1, 4))
+# A wide image first (width - height >= 2: each named mistake differs from the others there), then an image
+# at the very start and one at the very end of the sequence (no text before / after).
+_MROPE_CASES = ((4, 1, 6, 2), (2, 2, 3, 2), (3, 4, 2, 3), (1, 5, 5, 1), (2, 3, 1, 4), (0, 2, 3, 2), (2, 3, 2, 0))
 
 
 def _mrope_mistakes(text_before, height, width, text_after):
@@ -166,7 +168,8 @@ def _check_mrope(learner_function):
         result, failure = run_safely(_MROPE, learner_function, text_before, height, width, text_after)
         if failure is not None:
             return failure
-        expected = multidim.mrope_position_ids([text_before, ("image", 1, 2 * height, 2 * width), text_after])
+        segments = [text_before, ("image", 1, 2 * height, 2 * width), text_after]
+        expected = multidim.mrope_position_ids([segment for segment in segments if segment != 0])
         failure, array = _shape_problem(_MROPE, result, expected.shape)
         if failure is not None:
             return failure

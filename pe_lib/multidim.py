@@ -3,8 +3,8 @@
 Two dimensions (a ViT's patch grid, rows r and columns c, in raster order):
     resize_position_table   a learned 2-D table resampled to a new grid, as timm's
                             resample_abs_pos_embed does it (DeiT fine-tunes at 384 px the same way)
-    axial_rope_frequencies  RoPE-Axial (Heo et al. 2024, naver-ai/rope-vit): the first quarter of the
-                            head's features turns with the column x, the second with the row y
+    axial_rope_frequencies  RoPE-Axial (Heo et al. 2024, naver-ai/rope-vit): the first half of the
+                            head's pairs turns with the column x, the other half with the row y
     mixed_rope_frequencies  RoPE-Mixed's initialisation: each pair turns with fx * x + fy * y, in a
                             random direction per head; the model then learns fx, fy
     rope_2d_angles          the angles of every pair at every grid position; apply_angles turns x by them

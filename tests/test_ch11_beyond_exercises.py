@@ -57,7 +57,7 @@ def float_base_ignored(rows, cols, head_dim, base):
     [
         (lambda r, c, d, b: None, "None"),
         (lambda r, c, d, b: axial_angles(r, c, d, b).T, "swapped"),
-        (lambda r, c, d, b: axial_angles(c, r, d, b), "first quarter with the column"),
+        (lambda r, c, d, b: axial_angles(c, r, d, b), "first half of the pairs with the column"),
         (lambda r, c, d, b: axial_angles(r, c, d, b)[:-1], "shape"),
         (lambda r, c, d, b: np.full((len(r), d // 2), np.inf), "inf"),
         (lambda r, c, d, b: 0.5, "shape"),
@@ -154,3 +154,14 @@ def test_hints_question_first_formula_last(checker, wrong):
         checker(wrong, hint=True)
     with pytest.raises(ValueError, match="hint"):
         checker(wrong, hint=4)
+
+
+def test_mrope_grader_tries_an_image_at_the_start_and_at_the_end():
+    def starts_after_the_text(text_before, height, width, text_after):
+        ids = position_ids(text_before, height, width, text_after)
+        if text_before == 0:
+            raise IndexError("index -1 is out of bounds for axis 1 with size 0")  # before[0, -1] + 1 on no text
+        return ids
+
+    feedback = ex11.check_mrope_ids(starts_after_the_text)
+    assert not feedback.passed and "IndexError" in feedback.message
