@@ -15,7 +15,6 @@ Chromium: `bash .ci/install_chromium.sh` (Debian's package; never `playwright in
 """
 
 import json
-import os
 import secrets
 import subprocess
 import sys
@@ -25,14 +24,13 @@ from pathlib import Path
 
 import pytest
 from test_browser import (
-    LAB_SETTINGS,
     SERVER_START_S,
     LabPage,
     _api,
     _free_port,
     _run_all_cells,
     _wait_for_widgets,
-    install_custom_css,
+    lab_environment,
 )
 
 from pe_lib.explorer import explorer_classes
@@ -91,19 +89,8 @@ def explorer_page(browser):
         root = tmp / "notebooks"
         root.mkdir()
         _notebook(root / "explorers.ipynb")
-        settings = tmp / "lab-settings"
-        for name, values in LAB_SETTINGS.items():
-            (settings / name).parent.mkdir(parents=True, exist_ok=True)
-            (settings / name).write_text(json.dumps(values))
-        install_custom_css(tmp / "config")
+        env = lab_environment(tmp)
         port, token = _free_port(), secrets.token_hex(24)
-        env = dict(
-            os.environ,
-            JUPYTER_CONFIG_DIR=str(tmp / "config"),
-            JUPYTER_RUNTIME_DIR=str(tmp / "runtime"),
-            JUPYTERLAB_SETTINGS_DIR=str(settings),
-            JUPYTERLAB_WORKSPACES_DIR=str(tmp / "workspaces"),
-        )
         command = [sys.executable, "-m", "jupyterlab", "--no-browser", "--ip=127.0.0.1", f"--port={port}"]
         command += ["--ServerApp.port_retries=0", f"--IdentityProvider.token={token}", "--ServerApp.allow_root=True"]
         command += [f"--ServerApp.root_dir={root}", "--LabApp.expose_app_in_browser=True", "--LabApp.custom_css=True"]

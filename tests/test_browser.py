@@ -191,6 +191,23 @@ JS_DECK_STATE = """async (explorerCells) => {
 CUSTOM_CSS = ROOT / "binder" / "custom.css"
 
 
+def lab_environment(tmp):
+    """A JupyterLab server's environment of its own under tmp: the course's lab settings and code colours."""
+    settings = tmp / "lab-settings"
+    for name, values in LAB_SETTINGS.items():
+        (settings / name).parent.mkdir(parents=True, exist_ok=True)
+        (settings / name).write_text(json.dumps(values))
+    install_custom_css(tmp / "config")
+    return dict(
+        os.environ,
+        JUPYTER_CONFIG_DIR=str(tmp / "config"),
+        JUPYTER_RUNTIME_DIR=str(tmp / "runtime"),
+        JUPYTERLAB_SETTINGS_DIR=str(settings),
+        JUPYTERLAB_WORKSPACES_DIR=str(tmp / "workspaces"),
+        PYTHONUNBUFFERED="1",
+    )
+
+
 def install_custom_css(config_dir):
     """Put the course's JupyterLab CSS where --LabApp.custom_css=True loads it from, as binder/postBuild does."""
     (config_dir / "custom").mkdir(parents=True, exist_ok=True)
@@ -219,20 +236,8 @@ def lab_server():
         tmp = Path(tmp)
         root = tmp / "notebooks"
         shutil.copytree(NOTEBOOK_DIR, root, ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
-        settings = tmp / "lab-settings"
-        for name, values in LAB_SETTINGS.items():
-            (settings / name).parent.mkdir(parents=True, exist_ok=True)
-            (settings / name).write_text(json.dumps(values))
-        install_custom_css(tmp / "config")
+        env = lab_environment(tmp)
         port, token = _free_port(), secrets.token_hex(24)
-        env = dict(
-            os.environ,
-            JUPYTER_CONFIG_DIR=str(tmp / "config"),
-            JUPYTER_RUNTIME_DIR=str(tmp / "runtime"),
-            JUPYTERLAB_SETTINGS_DIR=str(settings),
-            JUPYTERLAB_WORKSPACES_DIR=str(tmp / "workspaces"),
-            PYTHONUNBUFFERED="1",
-        )
         command = [
             sys.executable,
             "-m",
