@@ -12,6 +12,7 @@ M-RoPE (Qwen2-VL, Qwen3-VL): every token has three positions (time, height, widt
 pair reads one of them:
     mrope_position_ids      the (3, n) ids of a sequence of text, images and videos, as transformers'
                             get_rope_index computes them
+    mrope_rope_delta        where the tokens generated after a prompt continue (get_rope_index's delta)
     mrope_pair_axes         which of the three a pair reads: Qwen2-VL's consecutive mrope_section
                             chunks, or Qwen3-VL's interleaved allocation (T, H, W, T, H, W, ...)
     mrope_angles            the (n, pairs) angles those choices give; apply_angles turns x by them
@@ -201,9 +202,12 @@ def mrope_position_ids(segments, *, spatial_merge_size=2, model="qwen2_vl", text
     Text tokens get the same id in all three rows, counting on; a grid starting at position s gets
     time s + frame, height s + row, width s + column; the text after it continues at s + max(h, w) / m.
     model "qwen3_vl" takes a video's frames one by one (t = 1, text between: its timestamps).
-    text_after "grid_side" is the pinned transformers' rule (s + max(h, w) / m); "max_plus_one" is the rule
-    of Qwen2-VL's release code (transformers 4.x): one past the largest id so far, s + max(t, h/m, w/m).
-    The two differ only for a video with more frames than its merged grid has rows or columns.
+    text_after "grid_side" is the rule of transformers 5.x's get_rope_index for the text inside a prompt
+    (s + max(h, w) / m, whatever t); "max_plus_one" is the rule of transformers 4.x's get_rope_index, the
+    code released with Qwen2-VL: one past the largest id so far, s + max(t, h/m, w/m). The two differ
+    exactly when t > max(h, w) / m (a video with more temporal patches than its merged grid has rows and
+    columns); with t = 1 (every image, every Qwen3-VL frame) they agree. Tokens generated after the
+    prompt are placed by mrope_rope_delta in both versions.
     """
     m = _validate.positive_int("spatial_merge_size", spatial_merge_size)
     model = _validate.choice("model", model, MROPE_MODELS)
@@ -222,6 +226,19 @@ def mrope_position_ids(segments, *, spatial_merge_size=2, model="qwen2_vl", text
         pieces.append(start + np.stack([frame.ravel(), row.ravel(), col.ravel()]))
         start += max(h, w) if text_after == "grid_side" else max(t, h, w)
     return np.concatenate(pieces, axis=1).astype(np.int64)
+
+
+def mrope_rope_delta(position_ids):
+    """transformers' mrope_position_deltas for one prompt: its largest id + 1 - its length n.
+
+    position_ids: a prompt's (3, n) ids (mrope_position_ids). get_rope_index returns this delta, and
+    generation gives the token at sequence index n + k the three ids n + k + delta = largest id + 1 + k:
+    what follows the prompt continues one past its largest id, in transformers 4.x and 5.x alike.
+    """
+    positions = _validate.real_array("position_ids", position_ids, 2)
+    if positions.shape[0] != 3 or positions.shape[1] == 0:
+        raise ValueError(f"position_ids must be a prompt's (3, n) ids with n >= 1, got shape {positions.shape}")
+    return int(positions.max()) + 1 - positions.shape[1]
 
 
 def mrope_pair_axes(pairs, mrope_section, *, interleaved=False):

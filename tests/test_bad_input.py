@@ -552,6 +552,16 @@ CASES = {
         ["position_ids", "(2, 3)"],
     ),
     "mrope inv_freq": (lambda: multidim.mrope_angles([0, 1], [[1.0]], [1, 0, 0]), ValueError, ["inv_freq", "1-D"]),
+    "mrope rope_delta rows": (
+        lambda: multidim.mrope_rope_delta(np.ones((2, 3))),
+        ValueError,
+        ["position_ids", "(2, 3)", "(3, n)"],
+    ),
+    "mrope rope_delta dtype": (
+        lambda: multidim.mrope_rope_delta(np.array([["a"]] * 3)),
+        TypeError,
+        ["position_ids", "dtype"],
+    ),
     "layer_plan config list": (lambda: layer_schemes.layer_plan([1]), TypeError, ["config", "list"]),
     "layer_plan no layers": (
         lambda: layer_schemes.layer_plan({"rope_theta": 1e4}),

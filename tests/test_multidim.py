@@ -5,6 +5,7 @@ resample_abs_pos_embed (transcribed) and against the bicubic kernels written out
 and rotations against transformers' Qwen2-VL and Qwen3-VL code on sequences drawn by hypothesis.
 """
 
+import itertools
 import types
 
 import numpy as np
@@ -177,8 +178,9 @@ def test_resize_rejects_what_it_cannot_read():
 # --- M-RoPE ----------------------------------------------------------------------------------
 
 
-def hf_position_ids(model_cls, segments, merge=2):
-    """transformers' get_rope_index on the sequence `segments` describes (a stub carries the config)."""
+def hf_position_ids(model_cls, segments, merge=2, *, with_delta=False):
+    """transformers' get_rope_index on the sequence `segments` describes (a stub carries the config);
+    with_delta: also the mrope_position_deltas it returns (where generated tokens continue)."""
     stub = types.SimpleNamespace(
         config=types.SimpleNamespace(vision_config=types.SimpleNamespace(spatial_merge_size=merge))
     )
@@ -192,11 +194,11 @@ def hf_position_ids(model_cls, segments, merge=2):
             token_types += [1 if kind == "image" else 2] * (t * h * w // merge**2)
             (images if kind == "image" else videos).append([t, h, w])
     types_ = torch.tensor([token_types])
-    ids, _ = model_cls.get_rope_index(
+    ids, deltas = model_cls.get_rope_index(
         stub, torch.zeros_like(types_), types_,
         torch.tensor(images) if images else None, torch.tensor(videos) if videos else None,
     )  # fmt: skip
-    return ids[:, 0].numpy()
+    return (ids[:, 0].numpy(), int(deltas[0, 0])) if with_delta else ids[:, 0].numpy()
 
 
 @st.composite
@@ -223,7 +225,9 @@ def sequences(draw, model):
 def test_position_ids_match_qwen2_vl(drawn):
     merge, segments = drawn
     ours = md.mrope_position_ids(segments, spatial_merge_size=merge)
-    np.testing.assert_array_equal(ours, hf_position_ids(Qwen2VLModel, segments, merge))
+    theirs, delta = hf_position_ids(Qwen2VLModel, segments, merge, with_delta=True)
+    np.testing.assert_array_equal(ours, theirs)
+    assert md.mrope_rope_delta(ours) == delta
 
 
 @DRAWN
@@ -231,17 +235,37 @@ def test_position_ids_match_qwen2_vl(drawn):
 def test_position_ids_match_qwen3_vl(drawn):
     merge, segments = drawn
     ours = md.mrope_position_ids(segments, spatial_merge_size=merge, model="qwen3_vl")
-    np.testing.assert_array_equal(ours, hf_position_ids(Qwen3VLModel, segments, merge))
+    theirs, delta = hf_position_ids(Qwen3VLModel, segments, merge, with_delta=True)
+    np.testing.assert_array_equal(ours, theirs)
+    assert md.mrope_rope_delta(ours) == delta
+    # every frame has t = 1, so the release code's rule gives the same ids
+    np.testing.assert_array_equal(ours, md.mrope_position_ids(segments, spatial_merge_size=merge, model="qwen3_vl",
+                                                              text_after="max_plus_one"))  # fmt: skip
 
 
 def test_text_after_a_long_video():
-    # 6 frames of a 2 x 2 merged grid from position 3: the pinned transformers continues at 3 + 2,
-    # Qwen2-VL's release code at one past the largest id, 3 + 6
+    # 6 temporal patches of a 2 x 2 merged grid from position 3: transformers 5.x continues the prompt's
+    # text at 3 + 2, transformers 4.x (Qwen2-VL's release code) at one past the largest id, 3 + 6
     segments = [3, ("video", 6, 4, 4), 2]
-    assert md.mrope_position_ids(segments)[:, -2].tolist() == [5, 5, 5]
+    ids = md.mrope_position_ids(segments)
+    assert ids[:, -2].tolist() == [5, 5, 5]
     assert md.mrope_position_ids(segments, text_after="max_plus_one")[:, -2].tolist() == [9, 9, 9]
-    short = [3, ("video", 2, 4, 4), 2]
-    np.testing.assert_array_equal(md.mrope_position_ids(short), md.mrope_position_ids(short, text_after="max_plus_one"))
+    np.testing.assert_array_equal(ids, hf_position_ids(Qwen2VLModel, segments))
+    # what transformers 5.x generates after this prompt continues one past its largest id (8), not at 7
+    theirs, delta = hf_position_ids(Qwen2VLModel, segments, with_delta=True)
+    assert md.mrope_rope_delta(ids) == delta and ids.shape[1] + delta == 9
+    # they differ exactly when t > max(h, w) / m
+    for t, h, w in itertools.product(range(1, 6), (2, 4, 6), (2, 4, 6)):
+        case = [2, ("video", t, h, w), 1]
+        same = np.array_equal(md.mrope_position_ids(case), md.mrope_position_ids(case, text_after="max_plus_one"))
+        assert same == (t <= max(h, w) // 2)
+
+
+def test_rope_delta_rejects_what_is_not_a_prompts_ids():
+    with pytest.raises(ValueError, match="position_ids"):
+        md.mrope_rope_delta(np.zeros((2, 4)))
+    with pytest.raises(ValueError, match="position_ids"):
+        md.mrope_rope_delta(np.zeros((3, 0)))
 
 
 def test_pair_axes():
