@@ -9,14 +9,16 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from . import _validate, grid_task, layer_schemes, layered, multidim
+from .accessible import number
 from .encodings import sinusoidal_encoding
 from .explorer import Explorer
 from .figures import style_figsize
 from .rope_scaling import rope_frequencies
 
 AXIS_NAMES = ("time", "height", "width")
-AXIS_COLOURS = ("C2", "C0", "C1")
-MODALITY_COLOURS = {"text": "0.55", "image": "C0", "video": "C3"}
+AXIS_COLOURS = ("C2", "C0", "C1")  # the three ids of M-RoPE; markers and hatches tell them apart too
+AXIS_MARKERS = ("o", "s", "^")
+AXIS_HATCHES = ("", "////", "....")
 
 
 # --- two dimensions -----------------------------------------------------------------------------------
@@ -44,12 +46,31 @@ def interaction(scores):
     return scores - scores[:, centre : centre + 1] - scores[centre : centre + 1, :] + scores[centre, centre]
 
 
+def diagonal_difference(scores):
+    """S(a, b) + S(-a, -b) - S(a, -b) - S(-a, b) for every offset (a, b): the two neighbours on the line
+    through (a, b) and the origin against the two on the mirrored line. 0 wherever S is a row part plus a column part.
+    """
+    scores = np.asarray(scores, dtype=float)
+    return scores + scores[::-1, ::-1] - scores[:, ::-1] - scores[::-1, :]
+
+
+def offset_attention(scores):
+    """The softmax of one query's scores over every key of the (2 reach + 1)^2 offsets (scores from offset_scores)."""
+    scores = np.asarray(scores, dtype=float)
+    weights = np.exp(scores - scores.max())
+    return weights / weights.sum()
+
+
+AXIAL_BASE, MIXED_BASE = 100.0, 10.0  # rope-vit's defaults: compute_axial_cis and init_random_2d_freqs
+
+
 def head_frequencies(kind, head_dim=16, *, direction=30.0):
-    """(pairs, 2) frequencies of one head: RoPE-Axial's, or RoPE-Mixed's turned to `direction` degrees."""
+    """(pairs, 2) frequencies of one head: RoPE-Axial's (base 100), or RoPE-Mixed's initialisation (base 10)
+    turned to `direction` degrees (rope-vit's defaults for each)."""
     kind = _validate.choice("kind", kind, ("axial", "mixed"))
     if kind == "axial":
-        return multidim.axial_rope_frequencies(head_dim)
-    f = multidim.mixed_rope_frequencies(head_dim, 1, seed=0)[0]
+        return multidim.axial_rope_frequencies(head_dim, base=AXIAL_BASE)
+    f = multidim.mixed_rope_frequencies(head_dim, 1, base=MIXED_BASE, seed=0)[0]
     length = np.hypot(f[:, 0], f[:, 1])
     quarter = head_dim // 4
     angle = (
@@ -78,7 +99,12 @@ def score_maps(q, k, *, reach=6, direction=30.0, axes=None):
             images.append(
                 ax.imshow(values, cmap="RdBu_r", vmin=-limit, vmax=limit, extent=extent, interpolation="nearest")
             )
-            ax.set(title=f"{kind}: {title}", xlabel="column offset", ylabel="row offset" if ax is axes[0] else None)
+            base = AXIAL_BASE if kind == "axial" else MIXED_BASE
+            ax.set(title=f"{kind} (base {base:g}): {title}", xlabel="column offset",
+                   ylabel="row offset" if ax is axes[0] else None)  # fmt: skip
+            ticks = np.arange(-reach, reach + 1, max(1, reach // 2))
+            ax.set_xticks(ticks)
+            ax.set_yticks(ticks)
     return fig, images
 
 
@@ -126,12 +152,14 @@ def position_ids_figure(segments, *, model="qwen2_vl", ax=None):
     kinds = modalities(segments)
     if ax is None:
         fig, ax = plt.subplots(figsize=style_figsize(10.0, 3.6), layout="constrained")
-    for row, (name, colour) in enumerate(zip(AXIS_NAMES, AXIS_COLOURS, strict=True)):
-        ax.plot(ids[row] + 0.12 * (row - 1), "o", ms=4, color=colour, label=name)
-    for index, kind in enumerate(kinds):
-        if kind != "text":
-            ax.axvspan(index - 0.5, index + 0.5, color=MODALITY_COLOURS[kind], alpha=0.08, lw=0)
-    ax.set(xlabel="token index in the sequence (shaded: image / video tokens)", ylabel="position id",
+    for row, (name, colour, marker) in enumerate(zip(AXIS_NAMES, AXIS_COLOURS, AXIS_MARKERS, strict=True)):
+        ax.plot(ids[row] + 0.12 * (row - 1), marker, ms=4, color=colour, label=name, ls="none")
+    kinds = np.array(kinds)
+    for kind, style in (("image", {"color": "0.5", "alpha": 0.15}),
+                        ("video", {"facecolor": "none", "edgecolor": "0.6", "hatch": "//"})):  # fmt: skip
+        for index in np.flatnonzero(kinds == kind):
+            ax.axvspan(index - 0.5, index + 0.5, lw=0, **style)
+    ax.set(xlabel="token index in the sequence (shaded: image tokens; hatched: video tokens)", ylabel="position id",
            title=f"{model}: three position ids per token")  # fmt: skip
     ax.legend(loc="upper left")
     return ax.figure
@@ -152,9 +180,10 @@ def pair_allocation_figure():
     for ax, (title, section, interleaved, base) in zip(axes, settings, strict=True):
         theta = rope_frequencies(128, base=base)
         pair_axes = multidim.mrope_pair_axes(64, section, interleaved=interleaved)
-        for axis, (name, colour) in enumerate(zip(AXIS_NAMES, AXIS_COLOURS, strict=True)):
+        for axis, (name, colour, hatch) in enumerate(zip(AXIS_NAMES, AXIS_COLOURS, AXIS_HATCHES, strict=True)):
             chosen = np.flatnonzero(pair_axes == axis)
-            ax.bar(chosen, 2 * np.pi / theta[chosen], color=colour, label=name, width=0.9)
+            ax.bar(chosen, 2 * np.pi / theta[chosen], color=colour, label=name, width=0.9, hatch=hatch,
+                   edgecolor="white", linewidth=0)  # fmt: skip
         ax.set(yscale="log", title=title, xlabel="pair j")
     axes[0].set_ylabel("wavelength 2π/θ_j (tokens)")
     axes[0].legend(loc="upper left")
@@ -171,7 +200,20 @@ def layer_kind(layer):
     return "RoPE, window" if layer.window else "RoPE, chunk" if layer.chunk else "RoPE, full"
 
 
-KIND_COLOURS = {"RoPE, full": "C0", "RoPE, window": "#9ecae1", "RoPE, chunk": "#fdd0a2", "NoPE": "C3"}
+def scaling_label(layer):
+    """A layer's RoPE scaling in words: 'linear x8', 'yarn x32', or '' (none, or no RoPE)."""
+    if layer.rope is None or layer.rope.scaling is None:
+        return ""
+    return f"{layer.rope.rope_type} x{layer.rope.scaling['factor']:g}"
+
+
+# RoPE is green (figures.COLOURS), no positions grey; the hatch tells the attention span apart
+KIND_STYLES = {
+    "RoPE, full": {"facecolor": "C2", "edgecolor": "C2"},
+    "RoPE, window": {"facecolor": "white", "edgecolor": "C2", "hatch": "////"},
+    "RoPE, chunk": {"facecolor": "white", "edgecolor": "C2", "hatch": "xxx"},
+    "NoPE": {"facecolor": "0.45", "edgecolor": "0.45"},
+}
 
 
 def layer_plans_figure(names=None):
@@ -181,50 +223,67 @@ def layer_plans_figure(names=None):
     fig, ax = plt.subplots(figsize=style_figsize(11.0, 0.45 * len(names) + 1.4), layout="constrained")
     for row, name in enumerate(names):
         for index, layer in enumerate(layer_schemes.layer_plan(models[name]["config"])):
-            ax.add_patch(plt.Rectangle((index, row - 0.4), 0.9, 0.8, color=KIND_COLOURS[layer_kind(layer)]))
+            ax.add_patch(plt.Rectangle((index, row - 0.4), 0.9, 0.8, lw=0.8, **KIND_STYLES[layer_kind(layer)]))
     ax.set(xlim=(0, 64), ylim=(len(names) - 0.5, -0.5), xlabel="layer", yticks=range(len(names)), yticklabels=names)
-    handles = [plt.Rectangle((0, 0), 1, 1, color=c) for c in KIND_COLOURS.values()]
-    fig.legend(handles, KIND_COLOURS, loc="outside upper center", ncols=4, fontsize="small")
+    handles = [plt.Rectangle((0, 0), 1, 1, lw=0.8, **style) for style in KIND_STYLES.values()]
+    fig.legend(handles, KIND_STYLES, loc="outside upper center", ncols=4, fontsize="small")
     return fig
 
 
 # --- the experiments' results -------------------------------------------------------------------------
 
 
+METRIC_HATCHES = ("", "////", "xxx")  # in distribution, then further out: solid, hatched, cross-hatched
+SEED_DOTS = {"color": "0.15", "marker": ".", "ls": "none", "ms": 5}
+
+
+def _metric_handles(labels):
+    """Legend entries for bars told apart by their hatch (their colour is the method's)."""
+    return [
+        plt.Rectangle((0, 0), 1, 1, facecolor="0.6", edgecolor="white", hatch=h) for h in METRIC_HATCHES[: len(labels)]
+    ]
+
+
 def grid_task_figure(results):
+    """Accuracy per method (learned orange, RoPE green): the training grid (solid), the larger one (hatched)."""
     fig, ax = plt.subplots(figsize=style_figsize(7.0, 3.6), layout="constrained")
-    for offset, metric in zip((-0.2, 0.2), grid_task.METRICS, strict=True):
+    colours = {"learned": "C1", "axial": "C2", "mixed": "C2"}
+    for (offset, metric), hatch in zip(zip((-0.2, 0.2), grid_task.METRICS, strict=True), METRIC_HATCHES, strict=False):
         for index, variant in enumerate(grid_task.VARIANTS):
             runs = [r[metric] for r in results["runs"] if r["variant"] == variant]
-            ax.bar(index + offset, np.mean(runs), width=0.38, color="C0" if offset < 0 else "C1",
-                   label=None if index else metric.replace("_", " "))  # fmt: skip
-            ax.plot(np.full(len(runs), index + offset), runs, "k.", ms=5)
-    ax.axhline(results["chance"], color="0.5", ls=":", lw=1.5, label="chance")
+            ax.bar(index + offset, np.mean(runs), width=0.38, color=colours[variant], hatch=hatch, edgecolor="white",
+                   linewidth=0)  # fmt: skip
+            ax.plot(np.full(len(runs), index + offset), runs, **SEED_DOTS)
+    ax.axhline(results["chance"], color="0.3", ls=":", lw=1.5)
     train, test = results["config"]["train_grid"], results["config"]["test_grid"]
     ax.set(xticks=range(3), xticklabels=grid_task.VARIANTS, ylabel="accuracy", ylim=(0, 1.05),
            title=f"grid task: trained on {train} x {train}, tested on {test} x {test}")  # fmt: skip
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.12), ncols=3, fontsize="small")
+    labels = [f"{train} x {train} (solid)", f"{test} x {test} (hatched)"]
+    handles = [*_metric_handles(labels), plt.Line2D([], [], color="0.3", ls=":", lw=1.5)]
+    ax.legend(handles, [*labels, "chance"], loc="upper center", bbox_to_anchor=(0.5, -0.12), ncols=3,
+              fontsize="small")  # fmt: skip
     return fig
 
 
 def layered_figure(results, tasks=("shift", "local_max")):
     """One panel per task: accuracy of each variant at L, 2L and 4L (bars: means; dots: the seeds)."""
     columns = ("in_distribution", "at_2x", "at_4x")
+    colours = {"rope": "C2", "local_rope_global_nope": "C2", "window_sink": "C2", "nope": "0.45"}
     fig, axes = plt.subplots(1, len(tasks), figsize=style_figsize(11.0, 3.4), layout="constrained", sharey=True)
     for ax, task in zip(np.atleast_1d(axes), tasks, strict=True):
         for index, variant in enumerate(layered.VARIANTS):
-            for offset, metric in zip((-0.27, 0, 0.27), columns, strict=True):
+            for offset, metric, hatch in zip((-0.27, 0, 0.27), columns, METRIC_HATCHES, strict=True):
                 runs = [r[metric] for r in results["runs"] if r["variant"] == variant and r["task"] == task]
-                ax.bar(index + offset, np.mean(runs), width=0.25, color=f"C{columns.index(metric)}",
-                       label=None if index else metric.replace("_", " "))  # fmt: skip
-                ax.plot(np.full(len(runs), index + offset), runs, "k.", ms=5)
+                ax.bar(index + offset, np.mean(runs), width=0.25, color=colours[variant], hatch=hatch,
+                       edgecolor="white", linewidth=0)  # fmt: skip
+                ax.plot(np.full(len(runs), index + offset), runs, **SEED_DOTS)
         labels = ["all RoPE", "local RoPE +\nglobal NoPE", "RoPE windows\n+ sink", "no positions"]
         ax.set(xticks=range(len(labels)), xticklabels=labels, ylim=(0, 1.05),
                title=f"{task}: trained at L = {results['config']['train_len']}")  # fmt: skip
     np.atleast_1d(axes)[0].set_ylabel("accuracy")
-    fig.legend(
-        *np.atleast_1d(axes)[0].get_legend_handles_labels(), loc="outside lower center", ncols=3, fontsize="small"
-    )
+    train = results["config"]["train_len"]
+    labels = [f"at L = {train} (solid)", f"at 2L = {2 * train} (hatched)", f"at 4L = {4 * train} (cross-hatched)"]
+    fig.legend(_metric_handles(labels), labels, loc="outside lower center", ncols=3, fontsize="small")
     return fig
 
 
@@ -252,11 +311,17 @@ class Rope2DExplorer(Explorer):
         self.axial_interaction = float(np.abs(interaction(axial)).max())  # the axial panels never change
         scores = offset_scores(self._q, self._k, head_frequencies("mixed", 16, direction=direction), 6)
         self.mixed_interaction = float(np.abs(interaction(scores)).max())
+        self.direction = direction
         self._images[2].set_data(scores)
         self._images[3].set_data(interaction(scores))
 
     def animated_artists(self):
         return self._images[2:]
+
+    def finding(self):
+        mixed = "none (it is axial)" if self.mixed_interaction < 1e-9 else number(self.mixed_interaction)
+        axial = "none" if self.axial_interaction < 1e-9 else number(self.axial_interaction)
+        return f"RoPE-Mixed turned to {self.direction} degrees: largest |interaction| {mixed}; axial RoPE: {axial}"
 
 
 class MropeExplorer(Explorer):
@@ -272,7 +337,8 @@ class MropeExplorer(Explorer):
         fig, ax = plt.subplots(figsize=style_figsize(10.0, 3.6), layout="constrained")
         self._ax = ax
         self._lines = [
-            ax.plot([], [], "o", ms=4, color=c, label=n)[0] for n, c in zip(AXIS_NAMES, AXIS_COLOURS, strict=True)
+            ax.plot([], [], m, ms=4, color=c, label=n, ls="none")[0]
+            for n, c, m in zip(AXIS_NAMES, AXIS_COLOURS, AXIS_MARKERS, strict=True)
         ]
         ax.set(xlim=(-1, 8 + self.MAX**2 + 4), ylim=(-1, 8 + self.MAX + 5), xlabel="token index",
                ylabel="position id", title="text, an image (merged grid height x width), text")  # fmt: skip
@@ -288,8 +354,16 @@ class MropeExplorer(Explorer):
     def draw(self, text_before, height, width):
         self.ids = multidim.mrope_position_ids([text_before, ("image", 1, 2 * height, 2 * width), 4])
         self.next_text = int(self.ids[0, -4])
+        self._shown = (text_before, height, width)
         for row, line in enumerate(self._lines):
             line.set_data(np.arange(self.ids.shape[1]), self.ids[row] + 0.12 * (row - 1))
 
     def animated_artists(self):
         return self._lines
+
+    def finding(self):
+        text_before, height, width = self._shown
+        return (
+            f"{text_before} text tokens, a {height} x {width} image ({height * width} tokens) from position "
+            f"{text_before}; the text after it resumes at {self.next_text} = {text_before} + max({height}, {width})"
+        )

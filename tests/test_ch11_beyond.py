@@ -23,6 +23,30 @@ def test_interaction_is_zero_for_axial_and_for_mixed_at_right_angles_only():
         assert (np.abs(ch11.interaction(mixed)).max() < 1e-12) == zero
 
 
+def test_axial_scores_pair_diagonals_and_factor_their_attention():
+    rng = np.random.default_rng(2)
+    q, k = rng.normal(size=16), rng.normal(size=16)
+    axial = ch11.offset_scores(q, k, ch11.head_frequencies("axial"), 5)
+    assert np.abs(ch11.diagonal_difference(axial)).max() < 1e-12
+    weights = ch11.offset_attention(axial)
+    assert weights.sum() == pytest.approx(1.0)
+    np.testing.assert_allclose(weights, np.outer(weights.sum(1), weights.sum(0)), rtol=1e-12, atol=0)
+    mixed = ch11.offset_scores(q, k, ch11.head_frequencies("mixed", direction=30), 5)
+    assert np.abs(ch11.diagonal_difference(mixed)).max() > 0.5
+    # S(1, 1) + S(-1, -1) - S(1, -1) - S(-1, 1), read at offset (1, 1)
+    expected = mixed[6, 6] + mixed[4, 4] - mixed[6, 4] - mixed[4, 6]
+    assert ch11.diagonal_difference(mixed)[6, 6] == pytest.approx(expected)
+
+
+def test_scaling_labels():
+    from pe_lib import layer_schemes
+
+    plans = {e["name"]: layer_schemes.layer_plan(e["config"]) for e in layer_schemes.load_layer_schemes()}
+    labels = {name: {ch11.scaling_label(layer) for layer in plan} for name, plan in plans.items()}
+    assert labels["gpt-oss-120b"] == {"yarn x32"} and labels["DeepSeek-V3"] == {"yarn x40"}
+    assert labels["Gemma 3 4B"] == {"", "linear x8"} and labels["Llama 4 Scout"] == {""}
+
+
 def test_offset_scores_are_the_grid_scores():
     rng = np.random.default_rng(1)
     q, k = rng.normal(size=8), rng.normal(size=8)
@@ -64,11 +88,13 @@ def test_explorers_report_what_they_show():
     explorer = ch11.Rope2DExplorer()
     explorer.update(direction=90)
     assert explorer.axial_interaction < 1e-12 and explorer.mixed_interaction < 1e-12
+    assert "none (it is axial)" in explorer.finding()
     explorer.update(direction=45)
-    assert explorer.mixed_interaction > 0.1
+    assert explorer.mixed_interaction > 0.1 and "45 degrees" in explorer.finding()
     mrope = ch11.MropeExplorer()
     mrope.update(text_before=2, height=3, width=7)
     assert mrope.next_text == 2 + 7 and mrope.ids.shape == (3, 2 + 21 + 4)
+    assert "resumes at 9 = 2 + max(3, 7)" in mrope.finding()
     explorer.close()
     mrope.close()
 
