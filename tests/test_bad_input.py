@@ -13,6 +13,7 @@ from pe_lib import (
     decoder,
     extrapolation,
     figures,
+    heads,
     layer_schemes,
     llama,
     models_table,
@@ -602,6 +603,29 @@ CASES = {
         ["position_ids", "(1, 2)", "(1, 3)"],
     ),
     "smollm qk_layout": (lambda: smollm.load(qk_layout="neox"), ValueError, ["qk_layout", "'neox'", "'interleaved'"]),
+    # what the heads of a real model do (pe_lib.heads)
+    "heads model": (lambda: heads.pair_norms("model"), TypeError, ["model", "pe_lib.llama.Llama", "str"]),
+    "heads layers int": (
+        lambda: heads.attention_probabilities(_tiny_llama(), torch.tensor([[3, 4]]), layers=0),
+        TypeError,
+        ["layers", "0", "list of layer indices"],
+    ),
+    "heads layers outside": (
+        lambda: heads.attention_probabilities(_tiny_llama(), torch.tensor([[3, 4]]), layers=[1]),
+        ValueError,
+        ["layers", "n_layers=1", "[1]"],
+    ),
+    "heads probs not square": (
+        lambda: heads.previous_token_score(np.ones((2, 3))),
+        ValueError,
+        ["probs", "(2, 3)", "(..., n, n)"],
+    ),
+    "heads probs are scores": (
+        lambda: heads.first_token_score(np.ones((3, 3))),
+        ValueError,
+        ["probs", "sum to 1", "not scores"],
+    ),
+    "heads skip too large": (lambda: heads.first_token_score(np.eye(4), skip=4), ValueError, ["skip", "4", "n = 4"]),
 }
 
 
