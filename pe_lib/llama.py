@@ -2,12 +2,20 @@
 
     model = Llama(LlamaConfig(...))                    # or: model, tokenizer = pe_lib.smollm.load()
     logits = model(ids, position_ids=None)             # ids (batch, n) int64 -> (batch, n, vocab) float32
+    logits = model(ids, position_ids=padded_position_ids(mask), attention_mask=mask)  # a left-padded batch
+    logits = model(ids, position_ids=document_position_ids(docs), document_ids=docs)  # packed documents
     with model.use_positions(layout="interleaved", angle_dtype=torch.bfloat16):
         ...                                            # the same weights under another position choice
 
 The blocks are the ones Llama-family models run, as Hugging Face's LlamaForCausalLM computes them:
 RMSNorm before attention and before the MLP, grouped-query attention (several query heads share
 one key/value head), a SwiGLU MLP, a final RMSNorm and logits from the (tied) token embedding.
+Attention is causal. `attention_mask` (batch, n) of 1 (a token) and 0 (padding) hides the padding
+from every token, as Hugging Face's attention_mask does; `document_ids` (batch, n) lets a token read
+only the earlier tokens of its own document (packed sequences). Either one changes only which keys
+a query reads, never the positions: pass position_ids too (padded_position_ids, document_position_ids).
+Without them, or when they hide nothing, the fused causal kernel runs.
+
 RoPE is the only place positions enter. Everything about it lives in `Positions`, which the
 model's code reads but never hard-codes:
 - `position_ids` per token (batch, n), any finite numbers (default 0..n-1);
@@ -165,7 +173,7 @@ class Attention(nn.Module):
         self.v = nn.Linear(config.dim, config.n_kv_heads * self.head_dim, bias=False)
         self.o = nn.Linear(config.n_heads * self.head_dim, config.dim, bias=False)
 
-    def forward(self, x, cos, sin, layout):
+    def forward(self, x, cos, sin, layout, mask=None):
         batch, n, _ = x.shape
         q = self.q(x).view(batch, n, self.n_heads, self.head_dim).transpose(1, 2)
         k = self.k(x).view(batch, n, self.n_kv_heads, self.head_dim).transpose(1, 2)
@@ -173,8 +181,12 @@ class Attention(nn.Module):
         if cos is not None:
             q, k = rotate(q, cos, sin, layout), rotate(k, cos, sin, layout)
         # enable_gqa: each key/value head serves n_heads // n_kv_heads query heads, without copies;
-        # is_causal keeps the fused kernel, which never materialises the n x n score matrix.
-        out = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
+        # is_causal keeps the fused kernel, which never materialises the n x n score matrix. A mask
+        # (batch, 1, n, n), True where a query may read a key, already holds the causal part.
+        if mask is None:
+            out = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
+        else:
+            out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, enable_gqa=True)
         return self.o(out.transpose(1, 2).reshape(batch, n, -1))
 
 
@@ -199,13 +211,16 @@ class Block(nn.Module):
         self.mlp_norm = RMSNorm(config.dim, config.norm_eps)
         self.mlp = MLP(config)
 
-    def forward(self, x, cos, sin, layout):
-        x = x + self.attn(self.attn_norm(x), cos, sin, layout)
+    def forward(self, x, cos, sin, layout, mask=None):
+        x = x + self.attn(self.attn_norm(x), cos, sin, layout, mask)
         return x + self.mlp(self.mlp_norm(x))
 
 
 class Llama(nn.Module):
-    """A Llama-family decoder with tied input/output embeddings. forward(ids, position_ids=None) -> logits."""
+    """A Llama-family decoder with tied input/output embeddings.
+
+    forward(ids, position_ids=None, attention_mask=None, document_ids=None) -> logits.
+    """
 
     def __init__(self, config, positions=None):
         super().__init__()
@@ -268,18 +283,104 @@ class Llama(nn.Module):
             raise ValueError("position_ids must be finite numbers, got inf or nan")
         return position_ids
 
-    def forward(self, ids, position_ids=None):
-        """Logits (batch, n, vocab) float32 for ids (batch, n); position_ids (batch, n) or (n,), default 0..n-1."""
+    def _mask(self, ids, attention_mask, document_ids):
+        """(batch, 1, n, n) bool, True where a query may read a key; None when only causality hides anything."""
+        batch, n = ids.shape
+        allowed = None
+        if attention_mask is not None:
+            keep = _padding_mask(attention_mask, ids.shape)
+            if not keep.all():
+                allowed = keep[:, None, :].expand(batch, n, n)
+        if document_ids is not None:
+            docs = _documents(document_ids, ids.shape)
+            same = docs[:, :, None] == docs[:, None, :]
+            if not same.all():
+                allowed = same if allowed is None else allowed & same
+        if allowed is None:
+            return None
+        causal = torch.ones(n, n, dtype=torch.bool).tril()
+        # a padding token with no earlier token to read reads itself: no row is empty (an empty row is nan,
+        # which later layers would spread), and no real token reads a padding token either way
+        return ((allowed & causal) | torch.eye(n, dtype=torch.bool))[:, None]
+
+    def forward(self, ids, position_ids=None, attention_mask=None, document_ids=None):
+        """Logits (batch, n, vocab) float32 for ids (batch, n).
+
+        position_ids (batch, n) or (n,), default 0..n-1. attention_mask (batch, n): 1 for a token, 0 for
+        padding, which no token reads (left padding: pass position_ids=padded_position_ids(attention_mask)
+        to count each row's positions from its first token). document_ids (batch, n) integers: a token reads
+        only earlier tokens with its own id (packed documents: position_ids=document_position_ids(document_ids)
+        restarts the positions of each). Logits at padding tokens are computed but mean nothing.
+        """
         position_ids = self._check(ids, position_ids)
+        mask = self._mask(ids, attention_mask, document_ids)
         positions = self.positions
         cos, sin = positions.cos_sin(position_ids, self.config.head_dim)
         x = self.embed(ids)
         for index, layer in enumerate(self.layers):
             if index in positions.nope_layers:
-                x = layer(x, None, None, positions.layout)
+                x = layer(x, None, None, positions.layout, mask)
             else:
-                x = layer(x, cos, sin, positions.layout)
+                x = layer(x, cos, sin, positions.layout, mask)
         return self.norm(x) @ self.embed.weight.T
+
+
+def _tensor_2d(name, value, what, shape):
+    """value as a tensor of shape `shape` (ids' shape), or of any (batch, n) when shape is None."""
+    if not isinstance(value, torch.Tensor):
+        try:
+            value = torch.as_tensor(value)
+        except (TypeError, ValueError, RuntimeError) as error:
+            raise TypeError(f"{name} must be a tensor of {what}, shape (batch, n), got {value!r:.80}") from error
+    if shape is not None and tuple(value.shape) != tuple(shape):
+        raise ValueError(f"{name} must have the shape of ids {tuple(shape)}, got {tuple(value.shape)}")
+    if value.dim() != 2:
+        raise ValueError(f"{name} must have shape (batch, n), got {tuple(value.shape)}")
+    return value
+
+
+def _padding_mask(attention_mask, shape=None):
+    """attention_mask (1 or True: a token, 0 or False: padding) as bool."""
+    what = "1 (a token) and 0 (padding)"
+    mask = _tensor_2d("attention_mask", attention_mask, what, shape)
+    if mask.is_complex():
+        raise TypeError(f"attention_mask must hold {what}, got dtype {mask.dtype}")
+    if mask.dtype != torch.bool:
+        bad = mask[(mask != 0) & (mask != 1)]
+        if bad.numel():
+            raise ValueError(f"attention_mask must hold only {what}, got {sorted(set(bad.tolist()))[:5]}")
+    return mask.bool()
+
+
+def _documents(document_ids, shape=None):
+    """document_ids as int64 (any integers; a token reads only earlier tokens with its own)."""
+    docs = _tensor_2d("document_ids", document_ids, "integer document ids", shape)
+    if docs.dtype == torch.bool or docs.is_floating_point() or docs.is_complex():
+        raise TypeError(f"document_ids must hold integer document ids, got dtype {docs.dtype}")
+    return docs.to(torch.int64)
+
+
+def padded_position_ids(attention_mask):
+    """Each token's position counted from its row's first token, for a (left-)padded batch: (batch, n) int64.
+
+    What transformers' generate computes from attention_mask (1 token, 0 padding): cumsum(-1) - 1, and 0 on
+    padding (transformers 4.x wrote 1 there; no token reads a padding token, so any position would do).
+    """
+    keep = _padding_mask(attention_mask)
+    return (keep.long().cumsum(-1) - 1).masked_fill(~keep, 0)
+
+
+def document_position_ids(document_ids):
+    """Positions that restart at 0 where each document starts, for documents packed in a row: (batch, n) int64.
+
+    document_ids (batch, n) integers; a document is a run of equal ids (a new run starts a new document).
+    """
+    docs = _documents(document_ids)
+    index = torch.arange(docs.shape[1]).expand(docs.shape)
+    starts = torch.ones_like(docs, dtype=torch.bool)
+    starts[:, 1:] = docs[:, 1:] != docs[:, :-1]
+    first = torch.where(starts, index, 0).cummax(-1).values  # the index where each token's run began
+    return index - first
 
 
 def next_token_loss(logits, ids):

@@ -602,6 +602,31 @@ CASES = {
         ValueError,
         ["position_ids", "(1, 2)", "(1, 3)"],
     ),
+    "llama attention_mask shape": (
+        lambda: _tiny_llama()(torch.tensor([[3, 4]]), attention_mask=torch.ones(2, 2)),
+        ValueError,
+        ["attention_mask", "(1, 2)", "(2, 2)"],
+    ),
+    "llama attention_mask values": (
+        lambda: _tiny_llama()(torch.tensor([[3, 4]]), attention_mask=[[1, 3]]),
+        ValueError,
+        ["attention_mask", "1 (a token) and 0 (padding)", "[3]"],
+    ),
+    "llama document_ids float": (
+        lambda: _tiny_llama()(torch.tensor([[3, 4]]), document_ids=[[0.0, 1.5]]),
+        TypeError,
+        ["document_ids", "integer", "float32"],
+    ),
+    "llama padded_position_ids 1-D": (
+        lambda: llama.padded_position_ids([0, 1, 1]),
+        ValueError,
+        ["attention_mask", "(batch, n)", "(3,)"],
+    ),
+    "llama document_position_ids strings": (
+        lambda: llama.document_position_ids("a b"),
+        TypeError,
+        ["document_ids", "'a b'"],
+    ),
     "smollm qk_layout": (lambda: smollm.load(qk_layout="neox"), ValueError, ["qk_layout", "'neox'", "'interleaved'"]),
     # what the heads of a real model do (pe_lib.heads)
     "heads model": (lambda: heads.pair_norms("model"), TypeError, ["model", "pe_lib.llama.Llama", "str"]),

@@ -179,6 +179,87 @@ def test_half_precision_angles_are_a_choice_that_hurts_far_from_zero():
     assert error(angle_dtype=torch.float32) < error(angle_dtype=torch.bfloat16)
 
 
+# Padding and packed documents: attention_mask and document_ids
+
+
+def _left_padded(batch_lengths, n, seed=3):
+    """ids (batch, n) left-padded with token 0, its attention_mask, and the real tokens of each row."""
+    generator = torch.Generator().manual_seed(seed)
+    rows = [torch.randint(1, TINY.vocab_size, (length,), generator=generator) for length in batch_lengths]
+    ids = torch.stack([torch.cat([torch.zeros(n - len(row), dtype=torch.int64), row]) for row in rows])
+    mask = torch.stack([torch.cat([torch.zeros(n - len(row)), torch.ones(len(row))]) for row in rows]).long()
+    return ids, mask, rows
+
+
+def test_padded_position_ids_are_what_transformers_generate_passes():
+    ids, mask, _ = _left_padded([7, 3, 1, 9], 9)
+    hf = _hf_twin(_tiny())
+    theirs = hf._prepare_position_ids_for_generation(ids, {"attention_mask": mask})
+    assert torch.equal(llama.padded_position_ids(mask), theirs)
+    assert llama.padded_position_ids(mask)[2].tolist() == [0] * 8 + [0]  # one token: position 0; padding: 0
+    assert llama.padded_position_ids(mask.bool()).dtype == torch.int64
+
+
+def test_a_left_padded_batch_equals_transformers_and_each_row_alone():
+    model = _tiny()
+    hf = _hf_twin(model)
+    ids, mask, rows = _left_padded([20, 13, 1], 20)
+    position_ids = llama.padded_position_ids(mask)
+    with torch.no_grad():
+        theirs = hf(ids, attention_mask=mask, position_ids=position_ids).logits
+    ours = model(ids, position_ids=position_ids, attention_mask=mask)
+    real = mask.bool()
+    assert torch.isfinite(ours).all()  # padding reads itself: no empty row, no nan to spread
+    assert (ours - theirs)[real].abs().max() < 1e-4
+    for i, row in enumerate(rows):
+        assert (ours[i, real[i]] - model(row[None])[0]).abs().max() < 1e-4
+    unmasked = model(ids, position_ids=position_ids)  # the bug: real tokens read the padding
+    assert (unmasked[1, real[1]] - model(rows[1][None])[0]).abs().max() > 0.1
+
+
+def test_a_mask_that_hides_nothing_keeps_the_fused_path_and_its_logits():
+    model, ids = _tiny(), _ids(12, batch=2)
+    plain = model(ids)
+    assert torch.equal(model(ids, attention_mask=torch.ones(2, 12)), plain)
+    assert torch.equal(model(ids, document_ids=torch.full((2, 12), 5)), plain)
+    assert model._mask(ids, torch.ones(2, 12, dtype=torch.bool), torch.zeros(2, 12, dtype=torch.int64)) is None
+
+
+def test_document_position_ids_restart_at_each_new_run():
+    docs = torch.tensor([[0, 0, 0, 1, 1, 2], [4, 4, 4, 4, 4, 4], [0, 1, 0, 0, 9, 9]])
+    assert llama.document_position_ids(docs).tolist() == [
+        [0, 1, 2, 0, 1, 0],
+        [0, 1, 2, 3, 4, 5],
+        [0, 0, 0, 1, 0, 1],
+    ]
+
+
+def test_packed_documents_with_their_mask_equal_each_document_alone():
+    model, ids = _tiny(), _ids(30)
+    docs = torch.tensor([[0] * 11 + [1] * 15 + [2] * 4])
+    resets = llama.document_position_ids(docs)
+    packed = model(ids, position_ids=resets, document_ids=docs)
+    mask_only = model(ids, document_ids=docs)  # positions run on: RoPE sees the same distances
+    for d in range(3):
+        part = docs[0] == d
+        alone = model(ids[:, part])[0]
+        assert (packed[0, part] - alone).abs().max() < 1e-4
+        assert (mask_only[0, part] - alone).abs().max() < 1e-3
+    second = docs[0] == 1
+    leak = model(ids, position_ids=resets)[0, second]  # resets without the mask: document 1 reads document 0
+    assert (leak - model(ids[:, second])[0]).abs().max() > 0.1
+
+
+def test_padding_and_documents_combine():
+    model = _tiny()
+    ids, mask, _ = _left_padded([10, 6], 10)
+    docs = torch.tensor([[0] * 5 + [1] * 5, [0] * 7 + [1] * 3])
+    both = model(ids, position_ids=llama.document_position_ids(docs), attention_mask=mask, document_ids=docs)
+    part = (docs[1] == 0) & mask[1].bool()  # row 1: four pads, then three tokens of document 0
+    assert (both[1, part] - model(ids[1:, part])[0]).abs().max() < 1e-4
+    assert torch.isfinite(both).all()
+
+
 def test_use_positions_restores_after_an_error():
     model = _tiny()
     before = model.positions
@@ -197,6 +278,14 @@ def test_use_positions_restores_after_an_error():
         (lambda m: m(torch.tensor([[1, 2]]), position_ids=torch.arange(3)), ValueError, ["position_ids", "(1, 2)"]),
         (lambda m: m(torch.tensor([[1, 2]]), position_ids=[0.0, float("nan")]), ValueError, ["position_ids", "finite"]),
         (lambda m: m(torch.tensor([[1, 2]]), position_ids=[True, False]), TypeError, ["position_ids", "bool"]),
+        (lambda m: m(torch.tensor([[1, 2]]), attention_mask=[1, 1]), ValueError, ["attention_mask", "(1, 2)", "(2,)"]),
+        (lambda m: m(torch.tensor([[1, 2]]), attention_mask=[[1, 2]]), ValueError, ["attention_mask", "0", "[2]"]),
+        (lambda m: m(torch.tensor([[1, 2]]), attention_mask="1 1"), TypeError, ["attention_mask", "'1 1'"]),
+        (lambda m: m(torch.tensor([[1, 2]]), document_ids=[[0.0, 1.0]]), TypeError, ["document_ids", "float32"]),
+        (lambda m: m(torch.tensor([[1, 2]]), document_ids=[[0, 1, 1]]), ValueError, ["document_ids", "(1, 3)"]),
+        (lambda m: llama.padded_position_ids([1, 1, 0]), ValueError, ["attention_mask", "(batch, n)", "(3,)"]),
+        (lambda m: llama.padded_position_ids([[1, -1]]), ValueError, ["attention_mask", "[-1]"]),
+        (lambda m: llama.document_position_ids([[True, False]]), TypeError, ["document_ids", "torch.bool"]),
         (lambda m: setattr(m, "positions", {"layout": "half"}), TypeError, ["positions", "Positions"]),
         (lambda m: m.use_positions(nope_layers={3}).__enter__(), ValueError, ["nope_layers", "n_layers=3", "[3]"]),
         (lambda m: llama.Positions(layout="neox"), ValueError, ["layout", "'neox'"]),
@@ -258,6 +347,28 @@ def test_smollm2_weights_equal_transformers_bit_for_bit(real):
         assert torch.equal(layer.attn.k.weight, theirs[f"model.layers.{i}.self_attn.k_proj.weight"])
         assert torch.equal(layer.mlp.down.weight, theirs[f"model.layers.{i}.mlp.down_proj.weight"])
         assert torch.equal(layer.attn_norm.weight, theirs[f"model.layers.{i}.input_layernorm.weight"])
+
+
+@pytest.mark.slow
+def test_smollm2_left_padded_and_packed_batches_equal_transformers_and_each_text_alone(real):
+    model, tokenizer, reference = real
+    tokens = tokenizer.encode(Path(pe_lib.__file__).with_name("relative.py").read_text())
+    rows = [tokens[:48], tokens[100:130], tokens[200:201]]  # a row of one token among them
+    ids = torch.tensor([[tokenizer.eos_id] * (48 - len(row)) + row for row in rows])
+    mask = torch.tensor([[0] * (48 - len(row)) + [1] * len(row) for row in rows])
+    position_ids = llama.padded_position_ids(mask)
+    with torch.no_grad():
+        theirs = reference(ids, attention_mask=mask, position_ids=position_ids).logits
+    ours = model(ids, position_ids=position_ids, attention_mask=mask)
+    real_tokens = mask.bool()
+    assert (ours - theirs)[real_tokens].abs().max() < 1e-3
+    for i, row in enumerate(rows):
+        assert (ours[i, real_tokens[i]] - model(torch.tensor([row]))[0]).abs().max() < 1e-3
+    docs = torch.tensor([[0] * 40 + [1] * 24])
+    packed = torch.tensor([tokens[:40] + tokens[300:324]])
+    together = model(packed, position_ids=llama.document_position_ids(docs), document_ids=docs)[0]
+    assert (together[:40] - model(packed[:, :40])[0]).abs().max() < 1e-3
+    assert (together[40:] - model(packed[:, 40:])[0]).abs().max() < 1e-3
 
 
 # The peak is VmHWM, the high-water mark of this process's own memory: ru_maxrss would report the
