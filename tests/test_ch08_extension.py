@@ -6,10 +6,14 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 import torch
+from matplotlib.colors import to_hex
+from matplotlib.container import BarContainer
 
 import pe_lib
 from pe_lib import ch08_extension as ch08
-from pe_lib import extrapolation
+from pe_lib import extrapolation, figures
+from pe_lib.colours import figure_problems
+from pe_lib.figures import COLOURS
 
 # --- measures, checked against formulas written out here ----------------------------------
 
@@ -95,6 +99,37 @@ def test_angle_figures_have_one_dial_per_pair_and_count_the_new_pairs():
     plt.close(fig)
 
 
+@pytest.mark.parametrize("lecture", [False, True])
+def test_figures_keep_the_course_colours_and_pass_the_colour_checks(results, lecture):
+    """One colour, one meaning: a variant has its method's colour, every RoPE-only figure RoPE's, new angles red."""
+    with plt.rc_context():
+        figures.use_style(lecture=lecture)
+        rope, problem = to_hex(COLOURS["rope"]), to_hex(COLOURS["problem"])
+        drawn = [
+            ch08.sweep_bars(results, "shift"),
+            ch08.accuracy_by_position(results, "shift"),
+            ch08.extension_bars(results, "shift", factor=4),
+            ch08.pair_angles(pe_lib.rope_frequencies(8), 16, 64),
+            ch08.turns_per_pair(pe_lib.rope_frequencies(128), 4096, 16384),
+            ch08.base_criterion(128, bases=(1e4, 5e5, 1e6), limit=30_000),
+        ]
+        first = next(c for c in drawn[0].axes[0].containers if isinstance(c, BarContainer))  # trained length
+        for variant, bar in zip(extrapolation.VARIANTS, first.patches, strict=True):
+            assert to_hex(bar.get_facecolor()) == to_hex(ch08.VARIANT_STYLES[variant][0]), variant
+        assert to_hex(first.patches[1].get_facecolor()) == to_hex(COLOURS["learned"])
+        lines = {line.get_label(): line for line in drawn[1].axes[0].lines}
+        assert to_hex(lines["sinusoidal"].get_color()) == to_hex(COLOURS["sinusoidal"])
+        assert to_hex(lines["t5"].get_color()) == to_hex(COLOURS["t5"])
+        assert {to_hex(bar.get_facecolor()[:3]) for bar in drawn[2].axes[0].patches} == {rope}
+        assert {to_hex(line.get_color()) for ax in drawn[3].axes for line in ax.lines} == {rope, problem}
+        curves = [line for line in drawn[5].axes[0].lines if line.get_label().startswith("base")]
+        assert {to_hex(line.get_color()) for line in curves} == {rope}
+        assert len({line.get_linestyle() for line in curves}) == 3
+        for fig in drawn:
+            assert figure_problems(fig) == []
+            plt.close(fig)
+
+
 # --- the explorer ---------------------------------------------------------------------------
 
 
@@ -111,10 +146,17 @@ def test_scaling_explorer_counts_untouched_pairs_and_new_angles():
         }.items():
             explorer.update(method=method, factor=factor, model=model)
             assert int(np.sum(explorer.scaled == explorer.theta)) == untouched
+            assert explorer.finding().startswith(f"{untouched} of 64 pairs keep their frequency")
             if factor > 1:
                 assert int(explorer.new_angles.sum()) == new
             else:
                 assert explorer.new_angles.sum() == 0
+            new_angles = "no pair meets" if not explorer.new_angles.any() else f"{new} of 64 pairs"
+            assert new_angles in explorer.finding() and explorer.finding() in explorer.alt_text()
+        explorer.update(method="ntk", factor=8, model=(1e4, 4096))
+        assert "θ′/θ is 1 for the fastest pair, 0.12 for the slowest; 17 of 64 pairs (46-62) meet" in explorer.finding()
+        marked = explorer._new.get_ydata()  # the red points: the pairs that meet new angles, nothing else
+        assert np.array_equal(np.isfinite(marked), explorer.new_angles)
     finally:
         explorer.close()
 
