@@ -128,7 +128,7 @@ def resize_figure(old=7, new=12, channel=3):
                                     (axes[1], timm, new, f"timm's, {new} x {new}"),
                                     (axes[2], timm - deit, new, "timm's minus DeiT's")):  # fmt: skip
         image = ax.imshow(values[:, channel].reshape(side, side), cmap="RdBu_r")
-        fig.colorbar(image, ax=ax, shrink=0.8)
+        fig.colorbar(image, ax=ax, shrink=0.8, label="difference" if ax is axes[2] else "value")
         ax.set(title=title, xlabel="column", ylabel="row" if ax is axes[0] else None)
     return fig
 
@@ -247,15 +247,18 @@ def _metric_handles(labels):
 def grid_task_figure(results):
     """Accuracy per method (learned orange, RoPE green): the training grid (solid), the larger one (hatched)."""
     fig, ax = plt.subplots(figsize=style_figsize(7.0, 3.6), layout="constrained")
-    colours = {"learned": "C1", "axial": "C2", "mixed": "C2"}
-    for (offset, metric), hatch in zip(zip((-0.2, 0.2), grid_task.METRICS, strict=True), METRIC_HATCHES, strict=False):
-        for index, variant in enumerate(grid_task.VARIANTS):
-            runs = [r[metric] for r in results["runs"] if r["variant"] == variant]
-            ax.bar(index + offset, np.mean(runs), width=0.38, color=colours[variant], hatch=hatch, edgecolor="white",
-                   linewidth=0)  # fmt: skip
-            ax.plot(np.full(len(runs), index + offset), runs, **SEED_DOTS)
-    ax.axhline(results["chance"], color="0.3", ls=":", lw=1.5)
+    colours = [{"learned": "C1", "axial": "C2", "mixed": "C2"}[variant] for variant in grid_task.VARIANTS]
     train, test = results["config"]["train_grid"], results["config"]["test_grid"]
+    for offset, metric, hatch, where in zip(
+        (-0.2, 0.2), grid_task.METRICS, METRIC_HATCHES, (train, test), strict=False
+    ):
+        runs = [[r[metric] for r in results["runs"] if r["variant"] == variant] for variant in grid_task.VARIANTS]
+        x = np.arange(len(runs)) + offset
+        ax.bar(x, [np.mean(r) for r in runs], width=0.38, color=colours, hatch=hatch, edgecolor="white", linewidth=0,
+               label=f"on {where} x {where}")  # fmt: skip
+        for position, seeds in zip(x, runs, strict=True):
+            ax.plot(np.full(len(seeds), position), seeds, **SEED_DOTS)
+    ax.axhline(results["chance"], color="0.3", ls=":", lw=1.5)
     ax.set(xticks=range(3), xticklabels=grid_task.VARIANTS, ylabel="accuracy", ylim=(0, 1.05),
            title=f"grid task: trained on {train} x {train}, tested on {test} x {test}")  # fmt: skip
     labels = [f"{train} x {train} (solid)", f"{test} x {test} (hatched)"]
@@ -268,15 +271,21 @@ def grid_task_figure(results):
 def layered_figure(results, tasks=("shift", "local_max")):
     """One panel per task: accuracy of each variant at L, 2L and 4L (bars: means; dots: the seeds)."""
     columns = ("in_distribution", "at_2x", "at_4x")
-    colours = {"rope": "C2", "local_rope_global_nope": "C2", "window_sink": "C2", "nope": "0.45"}
+    colours = [{"nope": "0.45"}.get(variant, "C2") for variant in layered.VARIANTS]  # RoPE green, none grey
     fig, axes = plt.subplots(1, len(tasks), figsize=style_figsize(11.0, 3.4), layout="constrained", sharey=True)
     for ax, task in zip(np.atleast_1d(axes), tasks, strict=True):
-        for index, variant in enumerate(layered.VARIANTS):
-            for offset, metric, hatch in zip((-0.27, 0, 0.27), columns, METRIC_HATCHES, strict=True):
-                runs = [r[metric] for r in results["runs"] if r["variant"] == variant and r["task"] == task]
-                ax.bar(index + offset, np.mean(runs), width=0.25, color=colours[variant], hatch=hatch,
-                       edgecolor="white", linewidth=0)  # fmt: skip
-                ax.plot(np.full(len(runs), index + offset), runs, **SEED_DOTS)
+        for offset, metric, hatch, name in zip(
+            (-0.27, 0, 0.27), columns, METRIC_HATCHES, ("L", "2L", "4L"), strict=True
+        ):
+            runs = [
+                [r[metric] for r in results["runs"] if r["variant"] == v and r["task"] == task]
+                for v in layered.VARIANTS
+            ]
+            x = np.arange(len(runs)) + offset
+            ax.bar(x, [np.mean(r) for r in runs], width=0.25, color=colours, hatch=hatch, edgecolor="white",
+                   linewidth=0, label=f"at {name}")  # fmt: skip
+            for position, seeds in zip(x, runs, strict=True):
+                ax.plot(np.full(len(seeds), position), seeds, **SEED_DOTS)
         labels = ["all RoPE", "local RoPE +\nglobal NoPE", "RoPE windows\n+ sink", "no positions"]
         ax.set(xticks=range(len(labels)), xticklabels=labels, ylim=(0, 1.05),
                title=f"{task}: trained at L = {results['config']['train_len']}")  # fmt: skip
