@@ -9,8 +9,9 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from . import _validate, analysis, attention, encodings
+from .accessible import number
 from .explorer import Explorer
-from .figures import freeze_layout, new_axes, style_figsize
+from .figures import COLOURS, freeze_layout, new_axes, style_figsize
 from .grading import Feedback, allowed_error, as_numbers, describe, hint_level, run_safely, with_hints
 
 
@@ -44,21 +45,24 @@ def _pendulum_figure(d_model, base):
     top.plot(circles_x, circles_y, color="0.75", lw=1.0)
     top.plot(centres, np.full(pairs, 0.9), ls="none", marker="|", color="0.5", ms=6)  # 12 o'clock: angle 0
     (hands,) = top.plot([], [], color="0.2", lw=1.8)
-    (bobs,) = top.plot([], [], ls="none", marker="o", color="C3", ms=6)
+    (bobs,) = top.plot([], [], ls="none", marker="o", color="C0", ms=6)  # the sinusoid's colour
     for i, (x, w) in enumerate(zip(centres, weights, strict=True)):
         top.text(x, -1.05, f"i={i}\nλ={_short(2 * np.pi / w)}", ha="center", va="top", fontsize="small")
     top.set_aspect("equal", adjustable="datalim")  # round dials; the shared x range stays that of the bars
     top.axis("off")
     title = top.set_title("position\nturns")  # two lines, as `_set_pendulums` writes (room kept by the layout)
     columns = np.arange(d_model)
+    # sin columns filled, cos columns hatched: colour is not the only cue that tells them apart
     bars = bottom.bar(columns, np.zeros(d_model), color=["C0" if j % 2 == 0 else "C1" for j in columns])
+    for bar in bars[1::2]:
+        bar.set(hatch="///", edgecolor="white", linewidth=0)
     zero = bottom.axhline(0.0, color="0.3", lw=0.8)
     bottom.set_axisbelow(True)  # grid behind the bars, which the explorer redraws over a cached background
     bottom.set(xlim=(-1, d_model), ylim=(-1.15, 1.6), yticks=[-1, 0, 1], xlabel="column of PE(p)", ylabel="value")
     bottom.set_xticks(columns if d_model <= 32 else columns[::4])
     legend = [
         mpl.patches.Patch(color="C0", label="sin column 2i: bob's sideways offset"),
-        mpl.patches.Patch(color="C1", label="cos column 2i+1: bob's height"),
+        mpl.patches.Patch(facecolor="C1", hatch="///", edgecolor="white", label="cos column 2i+1: bob's height"),
     ]
     bottom.legend(handles=legend, loc="upper right", ncols=2, fontsize="small")
     artists = {
@@ -101,6 +105,9 @@ def pendulum_snapshot(position, d_model=16, *, base=10000.0):
     return fig
 
 
+_OFFSET_STYLES = tuple({"marker": m, "ls": ls} for m, ls in zip("os^D", ("-", "--", ":", "-."), strict=True))
+
+
 def pair_contributions(offsets, d_model, *, base=10000.0, ax=None):
     """What each pair i adds to PE(p)·PE(p+k), cos(w_i k), against i: one line per offset k."""
     fig, ax = new_axes(ax)
@@ -108,9 +115,10 @@ def pair_contributions(offsets, d_model, *, base=10000.0, ax=None):
         raise ValueError(f"pair_contributions needs an even d_model (sin/cos pairs), got d_model={d_model}")
     weights = encodings.frequencies(d_model, base=base)
     pairs = np.arange(len(weights))
-    for k in offsets:
+    for index, k in enumerate(offsets):
         terms = np.cos(k * weights)
-        ax.plot(pairs, terms, marker="o", ms=3, label=f"k = {k:g}: sum = {terms.sum():.1f}")
+        style = _OFFSET_STYLES[index % len(_OFFSET_STYLES)]  # a marker and line style each, besides the colour
+        ax.plot(pairs, terms, ms=3, **style, label=f"k = {k:g}: sum = {terms.sum():.1f}")
     ax.axhline(0.0, color="0.3", lw=0.8)
     ax.set(
         title=f"Each pendulum's share cos(w_i k) of the dot product (d_model = {d_model})",
@@ -130,9 +138,9 @@ def _decay_figure(offsets, n_positions):
     reference = analysis.cos_sum(offsets, 64) / 32
     left.plot(offsets, reference, color="0.7", lw=1.2, label="reference: d_model = 64, base = 10^4")
     (line,) = left.plot(offsets, np.zeros_like(offsets, dtype=float), color="C0", label="chosen")
-    marker = left.axvline(0.0, color="C3", ls="--", lw=1.0)
+    marker = left.axvline(0.0, color=COLOURS["reference"], ls="--", lw=1.0)  # the half-width
     left.axhline(0.0, color="0.3", lw=0.8)
-    left.axhline(0.5, color="C3", lw=0.6, alpha=0.5)
+    left.axhline(0.5, color=COLOURS["reference"], ls=":", lw=0.8)
     left.set(
         xlim=(offsets[0], offsets[-1]),
         ylim=(-0.6, 1.05),
@@ -159,8 +167,11 @@ def _decay_figure(offsets, n_positions):
 class PendulumExplorer(Explorer):
     """A row of pendulums (one per sin/cos pair) at time t = position, above the vector PE(position).
 
-    A Play button swings them: it is linked in the browser (jslink) to the position slider,
-    so each tick moves the slider and the slider redraws the figure. `self.vector` is PE(position).
+    A "Play" toggle button swings them. It drives an ipywidgets Play (linked in the browser, jslink,
+    to its `playing`) that moves the position slider (jslink again), so each tick moves the slider and
+    the slider redraws the figure; the button reads "Pause" while they swing. The Play widget itself
+    is hidden: its buttons show only icons, with no accessible name (axe-core button-name), while the
+    toggle is a labelled button that Tab reaches and Enter or Space presses. `self.vector` is PE(position).
     """
 
     def __init__(self, d_model=16, *, base=10000.0, max_position=100, interval=200):
@@ -171,16 +182,41 @@ class PendulumExplorer(Explorer):
         interval = _validate.int_in_range("interval", interval, 10, 10_000)  # milliseconds per step of Play
         figure, self._artists = _pendulum_figure(d_model, base)
         slider = widgets.IntSlider(value=0, min=0, max=max_position, description="position p")
-        self.play = widgets.Play(value=0, min=0, max=max_position, interval=interval, description="swing")
+        self.play = widgets.Play(
+            value=0, min=0, max=max_position, interval=interval, layout=widgets.Layout(display="none")
+        )
+        self.play_button = widgets.ToggleButton(
+            value=False,
+            description="Play",
+            icon="play",
+            tooltip=f"swing the pendulums: one position every {interval} ms, up to {max_position}",
+            layout=widgets.Layout(width="auto"),
+        )
+        self.play_button.observe(_play_label, names="value")
         self._link = widgets.jslink((self.play, "value"), (slider, "value"))
-        super().__init__(figure, {"position": slider}, extras=[self.play])
+        self._play_link = widgets.jslink((self.play_button, "value"), (self.play, "playing"))
+        super().__init__(figure, {"position": slider}, extras=[self.play_button, self.play])
 
     def draw(self, position):
         self.vector = _set_pendulums(self._artists, position)
+        self._position = position
+
+    def finding(self):
+        turns = self._position * self._artists["weights"] / (2 * np.pi)
+        return (
+            f"At position {self._position} pair 0 has turned {turns[0]:.2f} times and pair {turns.size - 1} "
+            f"{turns[-1]:.4f} times; the bars are PE({self._position}), each pair's sin and cos"
+        )
 
     def animated_artists(self):
         artists = self._artists
         return (artists["hands"], artists["bobs"], *artists["bars"], artists["zero"], artists["title"])
+
+
+def _play_label(change):
+    """The toggle says what pressing it does: Play while the pendulums rest, Pause while they swing."""
+    button = change["owner"]
+    button.description, button.icon = ("Pause", "pause") if change["new"] else ("Play", "play")
 
 
 class DecayExplorer(Explorer):
@@ -220,6 +256,19 @@ class DecayExplorer(Explorer):
         width = f"{self.half_width}" if self.half_width else f"> {self.offsets[-1]}"
         artists["title"].set_text(f"d_model {d_model}, base {base:g}: half-width {width}")
         artists["image"].set_data(self.weights)  # on the colour bar's fixed range 1e-3..1
+        self._setting = (d_model, base)
+
+    def finding(self):
+        d_model, base = self._setting
+        width = (
+            f"falls below half at offset {self.half_width}"
+            if self.half_width
+            else (f"stays above half up to offset {self.offsets[-1]}")
+        )
+        return (
+            f"d_model {d_model}, base {base:g}: the similarity of positions k apart {width}; with positions alone "
+            f"a query gives itself a weight of {number(np.diag(self.weights).mean())} on average"
+        )
 
     def animated_artists(self):
         artists = self._artists

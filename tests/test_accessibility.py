@@ -131,11 +131,8 @@ def _wait_for_new_frame(page, explorer, before):
     )
 
 
-# Explorers of chapters this session could not change (their owners are editing them), with what fails.
-KNOWN = {
-    "PendulumExplorer": "its Play control's buttons show only icons (play, stop, repeat): no accessible name "
-    "(axe-core button-name); ch04 should label them or replace the Play widget",
-}
+# Explorers known to fail, each with what fails (an expected, strict failure); none at present.
+KNOWN = {}
 
 
 @pytest.mark.parametrize(

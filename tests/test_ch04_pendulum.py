@@ -84,15 +84,26 @@ def test_pendulum_explorer_redraws_and_shows_the_encoding():
     assert explorer.controls["position"].max == 50
 
 
-def test_pendulum_explorer_play_button_is_linked_to_the_slider():
+def test_pendulum_explorer_play_button_is_labelled_and_drives_the_slider():
     explorer = ch04.PendulumExplorer(max_position=20, interval=150)
     slider = explorer.controls["position"]
     assert explorer.play.max == slider.max == 20 and explorer.play.interval == 150
     assert explorer._link.source == (explorer.play, "value") and explorer._link.target == (slider, "value")
+    # The labelled toggle starts and pauses the Play, which is hidden (its buttons show icons, no names).
+    button = explorer.play_button
+    assert explorer._play_link.source == (button, "value") and explorer._play_link.target == (explorer.play, "playing")
+    assert explorer.play.layout.display == "none"
+    assert (button.description, button.icon) == ("Play", "play") and "150 ms" in button.tooltip
+    button.value = True
+    assert (button.description, button.icon) == ("Pause", "pause")
+    button.value = False
+    assert button.description == "Play"
     row = explorer.widget.children[0].children
-    assert row[0] is explorer.play and slider in row
+    assert row[0] is button and explorer.play in row and slider in row
     assert "pe-explorer" in explorer.widget._dom_classes
     assert list(explorer.controls) == ["position"]  # the Play drives the slider; only the slider redraws
+    explorer.update(position=10)
+    assert "At position 10 pair 0 has turned 1.59 times" in explorer.alt_text()
 
 
 def test_decay_explorer_half_width_and_attention():
@@ -107,6 +118,11 @@ def test_decay_explorer_half_width_and_attention():
     explorer.update(base=1e6, d_model=512)
     assert explorer.half_width is None  # never drops below one half within 64 positions
     assert "> 64" in explorer._artists["title"].get_text()
+    assert "d_model 512, base 1e+06: the similarity of positions k apart stays above half up to offset 64" in (
+        explorer.alt_text()
+    )
+    explorer.update(base=1e4, d_model=64)
+    assert "falls below half at offset 28" in explorer.finding()
 
 
 def test_decay_explorer_similarity_is_the_closed_form():
