@@ -11,7 +11,7 @@ import numpy as np
 
 from . import _validate, attention, encodings
 from .explorer import Explorer
-from .figures import floats, style_figsize
+from .figures import COLOURS, floats, order_shift_bars, style_figsize
 from .text import measured
 
 _SLANTED = {"rotation": 45, "ha": "right", "rotation_mode": "anchor"}  # x tick labels: words side by side
@@ -119,6 +119,33 @@ def notebook_setup():
     return embeddings, w_q, w_k, w_v, sentences
 
 
+# Notebook 01's models: colour says whether a model has positions (the sinusoid's blue, or the grey of none),
+# the hatch says which model it is (figures.COLOURS).
+MODEL_HATCHES = {"self-attention": "", "MultiheadAttention": "//", "GRU": ".."}
+
+
+def model_shift_bars(words, shifts, *, title):
+    """figures.order_shift_bars in notebook 01's colours: a label "<model>" or "<model> + PE" (MODEL_HATCHES).
+
+    Models with positions (+ PE) in the sinusoid's colour, models without them in the grey of "no positions";
+    each model has its hatch, so colour is not the only cue.
+    """
+    models = {label: label.removesuffix(" + PE") for label in shifts}
+    unknown = sorted(label for label, model in models.items() if model not in MODEL_HATCHES)
+    if unknown:
+        raise ValueError(
+            f"shifts must be labelled by a model in {sorted(MODEL_HATCHES)}, optionally + ' + PE', got {unknown}"
+        )
+    fig = order_shift_bars(words, shifts, title=title)
+    ax = fig.axes[0]
+    for container, (label, model) in zip(ax.containers, models.items(), strict=True):
+        colour = COLOURS["sinusoidal"] if label.endswith(" + PE") else COLOURS["none"]
+        for bar in container:
+            bar.set(facecolor=colour, hatch=MODEL_HATCHES[model], edgecolor="white", linewidth=0)
+    ax.legend(fontsize="small")  # again: a legend copies its entries' looks when it is made
+    return fig
+
+
 class OrderExplorer(Explorer):
     """Type or pick a sentence, reorder it, fade positional encoding in: what does attention see?
 
@@ -186,7 +213,8 @@ class OrderExplorer(Explorer):
         colorbar = figure.colorbar(self.images[1], ax=self.axes[1], label="attention weight")
         colorbar.locator = plt.MaxNLocator(4)
         self.axes[0].set_ylabel("query (word attending)")
-        self.bars = self.axes[2].bar(range(self.max_words), np.zeros(self.max_words), color="tab:orange")
+        # What positions change: the sinusoid's colour (figures.COLOURS).
+        self.bars = self.axes[2].bar(range(self.max_words), np.zeros(self.max_words), color=COLOURS["sinusoidal"])
         self.axes[2].set(ylabel="|output - output before|", xlabel="word (original order)")
         # Up to 5 ticks whatever the panel's size: the room kept for their labels holds when the layout changes.
         self.axes[2].yaxis.set_major_locator(plt.MaxNLocator(5, steps=[1, 2, 2.5, 5, 10]))
@@ -307,6 +335,23 @@ class OrderExplorer(Explorer):
         largest = f"largest change {measured(state['shift'].max())}"
         self.note.set_text(f"{largest}\n{message}" if message else largest)
         return tuple(words), tuple(shown)  # the axes' words and ranges: one background per word order
+
+    def finding(self):
+        state, values = self.state, self.values()
+        rotate, strength = values["rotate"] % len(state["words"]), values["pe_strength"]
+        largest = measured(state["shift"].max())
+        sentence = " ".join(state["shown"])
+        if rotate == 0:
+            return f"'{sentence}', not reordered: no word's output changes (largest change {largest})"
+        if strength == 0:
+            return (
+                f"'{sentence}' (rotated by {rotate}) without positions: the attention weights move with the words "
+                f"and no word's output changes (largest change {largest})"
+            )
+        return (
+            f"'{sentence}' (rotated by {rotate}) with {strength:.2f} x PE: the words' outputs change "
+            f"(largest change {largest})"
+        )
 
     def animated_artists(self):
         # pe_strength changes only the weights, the middle title, the bars and the note.

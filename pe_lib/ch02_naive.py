@@ -8,9 +8,21 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from . import _validate, analysis, encodings
+from .accessible import number
 from .explorer import Explorer
-from .figures import floats, new_axes, style_figsize
+from .figures import COLOURS, floats, new_axes, style_figsize
 from .grading import Feedback, as_numbers, describe, hint_level, run_safely, with_hints
+
+# Notebook 02's colours (figures.COLOURS): the sinusoid in its blue; the naive encodings, each of which fails a
+# requirement, in the red of what goes wrong; word vectors as the grey reference. Where several series share a
+# colour, markers and line styles tell them apart.
+NAIVE_COLOUR = COLOURS["problem"]
+_SERIES_STYLES = tuple({"marker": m, "ls": ls} for m, ls in zip("osD^v", ("-", "--", ":", "-.", "-"), strict=True))
+
+
+def encoding_colour(label):
+    """The course colour of an encoding named in `label`: the sinusoid's blue, else the naive encodings' red."""
+    return COLOURS["sinusoidal"] if "sinusoidal" in str(label) else NAIVE_COLOUR
 
 
 def magnitude_against_words(positions, position_norms, word_norms, *, title, ax=None):
@@ -21,9 +33,9 @@ def magnitude_against_words(positions, position_norms, word_norms, *, title, ax=
     positions = floats(positions)
     fig, ax = new_axes(ax)
     low, median, high = np.percentile(floats(word_norms), [5, 50, 95])
-    ax.axhspan(low, high, color="tab:green", alpha=0.2, label="word vectors (5-95 %)")
-    ax.axhline(median, color="tab:green", linestyle="--", label=f"median word norm {median:.3g}")
-    ax.plot(positions, position_norms, color="tab:red", label="integer position vector")
+    ax.axhspan(low, high, color=COLOURS["reference"], alpha=0.2, label="word vectors (5-95 %)")
+    ax.axhline(median, color=COLOURS["reference"], linestyle="--", label=f"median word norm {median:.3g}")
+    ax.plot(positions, position_norms, color=NAIVE_COLOUR, label="integer position vector")
     ax.set(xscale="log", yscale="log", title=title, xlabel="position p", ylabel="vector norm")
     ax.legend(loc="upper left")
     return fig
@@ -38,7 +50,7 @@ def value_strips(values_by_label, *, title, marker=None, xlabel="encoded value",
     labels = list(values_by_label)
     for row, label in enumerate(labels):
         values = floats(values_by_label[label])
-        ax.plot(values, np.full(values.shape, row), "o", markersize=5, label=None)
+        ax.plot(values, np.full(values.shape, row), "o", markersize=5, color=NAIVE_COLOUR, label=None)
     ax.set(title=title, xlabel=xlabel, yticks=range(len(labels)), yticklabels=labels, ylim=(len(labels) - 0.5, -0.9))
     if marker is not None:
         ax.axvline(marker, color="black", linestyle="--")
@@ -53,22 +65,25 @@ def step_sizes(tables, *, title, ax=None):
     tables: {label: (n, d) table}. A flat line is a step of constant size.
     """
     fig, ax = new_axes(ax)
-    for label, table in tables.items():
+    for index, (label, table) in enumerate(tables.items()):
         table = floats(table)
         steps = np.linalg.norm(np.diff(table, axis=0), axis=1)
-        ax.plot(np.arange(len(steps)), steps, marker=".", label=label)
+        style = _SERIES_STYLES[index % len(_SERIES_STYLES)]
+        ax.plot(np.arange(len(steps)), steps, ms=4, color=encoding_colour(label), label=label, **style)
     ax.set(title=title, xlabel="position p", ylabel="||PE(p+1) - PE(p)||", ylim=(0, None))
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0))
     return fig
 
 
 def bit_flips(flips, *, title, highlight=(), ax=None):
-    """Bar per position p: how many bits change from p to p+1 (flips[p]); highlighted bars in red."""
+    """Bar per position p: how many bits change from p to p+1 (flips[p]); highlighted bars in red, hatched."""
     flips = np.asarray(flips)
     fig, ax = new_axes(ax)
     highlight = set(highlight)
-    colors = ["tab:red" if p in highlight else "tab:blue" for p in range(len(flips))]
-    ax.bar(np.arange(len(flips)), flips, color=colors)
+    colors = [COLOURS["problem"] if p in highlight else COLOURS["none"] for p in range(len(flips))]
+    bars = ax.bar(np.arange(len(flips)), flips, color=colors)
+    for p in highlight & set(range(len(flips))):
+        bars[p].set(hatch="///", edgecolor="white", linewidth=0)  # colour is not the only cue
     ax.set(title=title, xlabel="position p (step p -> p+1)", ylabel="bits flipped")
     ax.yaxis.get_major_locator().set_params(integer=True)
     return fig
@@ -109,8 +124,8 @@ def encoding_and_similarity(table, *, name, figsize=None):
     left.yaxis.get_major_locator().set_params(integer=True)
     right.xaxis.get_major_locator().set_params(integer=True)
     offsets, mean, low_k, high_k = offset_profile(table)
-    right.fill_between(offsets, low_k, high_k, color="tab:blue", alpha=0.25, label="range over p")
-    right.plot(offsets, mean, color="tab:blue", label="mean over p")
+    right.fill_between(offsets, low_k, high_k, color=encoding_colour(name), alpha=0.25, label="range over p")
+    right.plot(offsets, mean, color=encoding_colour(name), label="mean over p")
     right.set(title=similarity_title(low_k, high_k), xlabel="offset k", ylabel="PE(p) . PE(p+k) / d_model")
     right.legend(loc="upper right")
     return fig
@@ -207,8 +222,21 @@ class NaiveEncodingExplorer(Explorer):
         self._curve_axes.set_title(self._title(low_k, high_k))
         self._mean.set_data(offsets, mean)
         self._band.set_data(offsets, low_k, high_k)
+        for artist in (self._mean, self._band):
+            artist.set_color(encoding_colour(encoding))
+        self._band.set_alpha(0.25)
         self._curve_axes.set_ylim(*similarity_range)
         return encoding  # the colour bar and the similarity axis: one background per encoding
+
+    def finding(self):
+        encoding, length = self.values()["encoding"], self.values()["length"]
+        spread = self._title(*self._profile(self.table)[2:]).removeprefix("widest range over p = ")
+        offset_alone = "the offset alone decides the similarity" if spread == "0" else "the position matters too"
+        return (
+            f"The {encoding} table of {length} positions holds values from {number(self.table.min())} to "
+            f"{number(self.table.max())}; PE(p) . PE(p+k) / d_model varies over p by up to {spread} at one offset "
+            f"({offset_alone})"
+        )
 
     def animated_artists(self):
         return self._animated

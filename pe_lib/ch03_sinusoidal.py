@@ -8,8 +8,13 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from . import _validate, encodings
+from .accessible import number
 from .explorer import Explorer
-from .figures import floats, new_axes, style_figsize
+from .figures import COLOURS, floats, new_axes, style_figsize
+
+# Series that share a colour, or may, get a marker and a line style each (CONTRIBUTING.md, "One colour, one meaning").
+_SERIES_STYLES = tuple({"marker": m, "ls": ls} for m, ls in zip("os^D", ("-", "--", "-.", ":"), strict=True))
+_CURVE_COLOURS = ("C0", "C1", "C2", "C4", "C5")  # C3, red, marks what goes wrong
 
 
 def dimension_waves(table, columns, *, title, positions=None, step=False, curve=None, xlabel="position", ax=None):
@@ -19,6 +24,8 @@ def dimension_waves(table, columns, *, title, positions=None, step=False, curve=
     (for binary bits), otherwise lines. curve=(fine_positions, fine_table) draws the columns of
     fine_table as the lines and the table's own rows as dots on them: a position signal exists
     only at whole positions, and a line through 64 samples of a fast wave looks jagged.
+    Lanes, not colours, tell the columns apart: all in the sinusoid's colour, a staircase (a binary
+    counter) in the grey of a reference.
     """
     table = floats(table)
     columns = [int(c) for c in columns]
@@ -31,16 +38,17 @@ def dimension_waves(table, columns, *, title, positions=None, step=False, curve=
         low, high = min(low, float(fine_table[:, columns].min())), max(high, float(fine_table[:, columns].max()))
     span = max(high - low, 1e-9)
     lane = 1.35 * span
+    colour = COLOURS["reference"] if step else COLOURS["sinusoidal"]
     for lane_index, column in enumerate(columns):
         offset = lane * (len(columns) - 1 - lane_index)
         y = (table[:, column] - low) + offset
         if step:
-            ax.step(x, y, where="post")
+            ax.step(x, y, where="post", color=colour)
         elif curve is not None:
-            (line,) = ax.plot(fine_x, (fine_table[:, column] - low) + offset, lw=1)
-            ax.plot(x, y, "o", ms=2.5, color=line.get_color())
+            ax.plot(fine_x, (fine_table[:, column] - low) + offset, lw=1, color=colour)
+            ax.plot(x, y, "o", ms=2.5, color=colour)
         else:
-            ax.plot(x, y)
+            ax.plot(x, y, color=colour)
         ax.axhline(offset + (0.0 - low if low < 0 < high else 0.0), color="0.8", lw=0.6, zorder=0)
     ax.set_yticks([lane * (len(columns) - 1 - k) + span / 2 for k in range(len(columns))])
     ax.set_yticklabels([f"dim {c}" for c in columns])
@@ -53,10 +61,11 @@ def wavelength_ladder(wavelengths, *, title, base=10000.0, ax=None):
     """Wavelength (positions per turn) of each sin/cos pair on a log scale, with 2*pi and base*2*pi marked."""
     wavelengths = floats(wavelengths)
     fig, ax = new_axes(ax)
-    ax.semilogy(np.arange(wavelengths.size), wavelengths, "o", ms=3, label="pair i")
+    ax.semilogy(np.arange(wavelengths.size), wavelengths, "o", ms=3, color=COLOURS["sinusoidal"], label="pair i")
     ax.minorticks_off()
-    ax.axhline(2 * np.pi, color="tab:green", ls="--", label="2π (pair 0)")
-    ax.axhline(base * 2 * np.pi, color="tab:red", ls="--", label=f"{base:g}·2π")
+    # Two guides: the grey of a reference, told apart by their line styles.
+    ax.axhline(2 * np.pi, color=COLOURS["reference"], ls="--", label="2π (pair 0)")
+    ax.axhline(base * 2 * np.pi, color=COLOURS["reference"], ls=":", label=f"{base:g}·2π")
     ax.set(title=title, xlabel="pair index i (columns 2i, 2i+1)", ylabel="wavelength (positions, log scale)")
     ax.legend(loc="lower right")
     return fig
@@ -66,7 +75,7 @@ def dimension_profile(values, *, title, ylabel, xlabel="dimension", log=False, a
     """One number per dimension (column) as bars, e.g. how much each column changes per step."""
     values = floats(values)
     fig, ax = new_axes(ax)
-    ax.bar(np.arange(values.size), values, width=0.85, color="tab:blue")
+    ax.bar(np.arange(values.size), values, width=0.85, color=COLOURS["sinusoidal"])
     if log:
         ax.set_yscale("log")
         ax.minorticks_off()  # minor log ticks cost more to draw than the bars
@@ -111,11 +120,16 @@ def offset_fit_residuals(offsets, residuals, *, title, ax=None):
     """Relative residual of a least-squares fit PE(p+k) ≈ PE(p) A against the offset k, one curve per fit.
 
     residuals: dict label -> array like offsets. Log y axis, so 1e-14 and 0.5 fit on one figure.
+    A fit that is exact (every residual below 1e-10) is drawn in the sinusoid's colour, one that is
+    not in the red of what goes wrong; each curve has its own marker and line style.
     """
     offsets = floats(offsets)
     fig, ax = new_axes(ax)
-    for label, values in residuals.items():
-        ax.semilogy(offsets, np.maximum(floats(values), 1e-17), "o-", label=label)
+    for index, (label, values) in enumerate(residuals.items()):
+        values = floats(values)
+        colour = COLOURS["sinusoidal"] if np.all(values < 1e-10) else COLOURS["problem"]
+        style = _SERIES_STYLES[index % len(_SERIES_STYLES)]
+        ax.semilogy(offsets, np.maximum(values, 1e-17), color=colour, label=label, **style)
     ax.minorticks_off()
     ax.set(title=title, xlabel="offset k (positions)", ylabel="relative residual (log scale)")
     ax.legend()
@@ -126,18 +140,24 @@ def distance_by_offset(offsets, distances, *, title, neighbour=None, ax=None):
     """||PE(p) - PE(p+k)|| against the offset k, one curve per label (e.g. per base).
 
     distances: dict label -> array like offsets. neighbour: dict label -> distance at k = 1,
-    drawn as dashed lines; points of a curve under its dashed line (k >= 2) are collisions, marked with dots.
+    drawn as dashed lines; points of a curve under its dashed line (k >= 2) are collisions, marked with dots
+    in the red of what goes wrong. Each curve has its colour (the palette's, in order, red left out) and a
+    line style; each curve's collisions a marker of their own.
     """
     offsets = floats(offsets)
     fig, ax = new_axes(ax)
-    for label, values in distances.items():
+    for index, (label, values) in enumerate(distances.items()):
         values = floats(values)
-        (line,) = ax.plot(offsets, values, lw=1, label=label)
+        colour = _CURVE_COLOURS[index % len(_CURVE_COLOURS)]
+        ls = ("-", "-.", ":")[index % 3]
+        ax.plot(offsets, values, lw=1, color=colour, ls=ls, label=label)
         if neighbour is not None and label in neighbour:
-            ax.axhline(neighbour[label], color=line.get_color(), ls="--", lw=1)
+            ax.axhline(neighbour[label], color=colour, ls="--", lw=1)
             hits = (values < neighbour[label]) & (offsets >= 2)
             if np.any(hits):
-                ax.plot(offsets[hits], values[hits], "o", color="crimson", ms=6, label=f"collision ({label})")
+                marker = _SERIES_STYLES[index % len(_SERIES_STYLES)]["marker"]
+                ax.plot(offsets[hits], values[hits], marker, color=COLOURS["problem"], ms=6,
+                        label=f"collision ({label})")  # fmt: skip
     ax.set(title=title, xlabel="offset k (positions)", ylabel="distance between rows p and p+k")
     ax.legend(loc="lower center", ncol=3, fontsize="small")
     return fig
@@ -191,14 +211,14 @@ class CollisionExplorer(Explorer):
             np.zeros((self.n, 2)), aspect="auto", interpolation="nearest", vmin=-1, vmax=1, cmap="RdBu_r"
         )
         figure.colorbar(self._image, ax=self._left, label="value", ticks=[-1, 0, 1])
-        self._row = self._left.axhline(position, color="gold", lw=2)
+        self._row = self._left.axhline(position, color="0.1", lw=2)  # near black: seen on red, white and blue
         self._left.set(title="the table", xlabel="dimension", ylabel="position", yticks=np.arange(0, self.n, 512))
         self._left.locator_params(axis="x", nbins=4, integer=True)
         self._left.grid(False)
-        (self._curve,) = right.plot(np.arange(self.n), np.zeros(self.n), lw=0.8)
-        self._neighbour = right.axhline(1.0, color="0.4", ls="--", lw=1)  # the distance between neighbours
-        (self._hits,) = right.plot([], [], "o", color="crimson", ms=4)  # collisions
-        self._here = right.axvline(position, color="k", lw=1)
+        (self._curve,) = right.plot(np.arange(self.n), np.zeros(self.n), lw=0.8, color=COLOURS["sinusoidal"])
+        self._neighbour = right.axhline(1.0, color=COLOURS["reference"], ls="--", lw=1)  # the neighbours' distance
+        (self._hits,) = right.plot([], [], "o", color=COLOURS["problem"], ms=4)  # collisions
+        self._here = right.axvline(position, color=COLOURS["reference"], lw=1)
         right.set(xlim=(0, self.n - 1), xlabel="other position q", ylabel="‖PE(position) − PE(q)‖")
         right.locator_params(axis="y", nbins=4)
         # Few tick labels and no legend: text is most of the cost of a PNG render.
@@ -236,7 +256,18 @@ class CollisionExplorer(Explorer):
             f"collisions (red): {self.collisions.size}; nearest far row: q={nearest} at {distance[nearest]:.2f}",
             fontsize="medium",  # the read-out of this explorer: as large as its other text
         )
+        self._shown = (base, d_model, position, nearest, float(distance[nearest]), neighbour)
         return d_model  # sets the table's columns and the distance axis: one background per d_model
+
+    def finding(self):
+        base, d_model, position, nearest, distance, neighbour = self._shown
+        return (
+            f"Base {base:g}, d_model {d_model}: {self.collisions.size} row{'' if self.collisions.size == 1 else 's'} "
+            f"at least {self.gap} positions from "
+            f"{position} are closer to it than neighbouring rows are to each other ({number(neighbour)}); the nearest "
+            f"far row is {nearest}, at {number(distance)}; the slowest pair's wavelength is "
+            f"{self.longest_wavelength:,.0f} positions"
+        )
 
     def animated_artists(self):
         return (self._image, self._row, self._curve, self._neighbour, self._hits, self._here, self._right.title)

@@ -157,6 +157,11 @@ CASES = {
         ValueError,
         ["length", "2 to 128", "200"],
     ),
+    "model shift bars unknown model": (
+        lambda: ch01.model_shift_bars(["a"], {"RNN + PE": np.zeros(1)}, title="x"),
+        ValueError,
+        ["shifts", "'RNN + PE'", "'GRU'", "+ PE"],
+    ),
     "explorer empty sentence": (
         lambda: ch01.OrderExplorer(*ch01.notebook_setup()[:4], sentences=[""]),
         ValueError,

@@ -2,6 +2,7 @@
 
 import time
 
+import matplotlib as mpl
 import matplotlib.pyplot as plt
 import numpy as np
 import pytest
@@ -9,6 +10,7 @@ from matplotlib.figure import Figure
 
 import pe_lib
 from pe_lib import ch01_order as ch01
+from pe_lib import colours, figures
 from pe_lib.explorer import Explorer
 
 D_MODEL = 8
@@ -200,3 +202,25 @@ def test_explorer_update_is_quick(explorer):
     for strength in (0.2, 0.3, 0.4):
         explorer.update(pe_strength=strength)
     assert (time.process_time() - start) / 3 < 1.5  # ~0.1 s on a laptop; loose for slow CI machines
+
+
+def test_order_explorer_finding_says_what_positions_change():
+    explorer = ch01.OrderExplorer()
+    explorer.update(sentence="the dog bit the man", rotate=2, pe_strength=0.0)
+    assert "without positions" in explorer.finding() and "(largest change < 1e-06)" in explorer.finding()
+    explorer.update(pe_strength=0.5)
+    largest = ch01.measured(explorer.state["shift"].max())
+    assert f"with 0.50 x PE: the words' outputs change (largest change {largest})" in explorer.alt_text()
+    explorer.update(rotate=0)
+    assert "not reordered" in explorer.finding()
+
+
+def test_model_shift_bars_colour_says_positions_and_hatch_says_model():
+    shifts = {"self-attention": np.zeros(3), "GRU": np.ones(3), "self-attention + PE": np.ones(3)}
+    fig = ch01.model_shift_bars(["a", "b", "c"], shifts, title="moves")
+    bars = fig.axes[0].containers
+    assert [b.patches[0].get_hatch() or "" for b in bars] == ["", "..", ""]
+    assert np.allclose(bars[2].patches[0].get_facecolor()[:3], mpl.colors.to_rgb(figures.COLOURS["sinusoidal"]))
+    assert colours.figure_problems(fig) == []
+    with pytest.raises(ValueError, match="RNN"):
+        ch01.model_shift_bars(["a"], {"RNN": np.zeros(1)}, title="x")

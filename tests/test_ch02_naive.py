@@ -207,3 +207,13 @@ def test_the_fix_of_a_mistake_waits_for_its_hint_tier(check, answer, level, fix)
     for below in range(level):
         assert fix not in str(check(answer, hint=below))
     assert fix in str(check(answer, hint=level))
+
+
+def test_naive_explorer_finding_and_colours_follow_the_encoding():
+    explorer = ch02.NaiveEncodingExplorer(encoding="integer", length=32)
+    assert "The integer table of 32 positions holds values from 0 to 31" in explorer.finding()
+    assert "(the position matters too)" in explorer.alt_text()
+    assert explorer._mean.get_color() == ch02.NAIVE_COLOUR
+    explorer.update(encoding="sinusoidal")
+    assert "varies over p by up to 0 at one offset (the offset alone decides the similarity)" in explorer.finding()
+    assert explorer._mean.get_color() == "C0"

@@ -163,3 +163,11 @@ def test_base_explorer_rejects_bad_arguments():
         ch03.CollisionExplorer(base=7)
     with pytest.raises(ValueError, match="d_model must be one of"):
         ch03.CollisionExplorer(d_model=10)
+
+
+def test_collision_explorer_finding_counts_the_collisions():
+    explorer = ch03.CollisionExplorer(base=2, d_model=16, position=0)
+    assert explorer.finding().startswith(f"Base 2, d_model 16: {explorer.collisions.size} row")
+    explorer.update(base=10000)
+    assert explorer.collisions.size == 0 and "0 rows at least 2 positions from 0" in explorer.alt_text()
+    assert "wavelength is 19,869 positions" in explorer.finding()
