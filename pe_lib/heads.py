@@ -5,6 +5,7 @@
     probs = heads.attention_probabilities(model, ids, layers=[0, 16])   # (batch, 2, n_heads, n, n)
     heads.previous_token_score(probs)                     # (batch, 2, n_heads): mean attention on key i - 1
     heads.first_token_score(probs)                        # (batch, 2, n_heads): mean attention on key 0
+    heads.norm_share(norms.q)[..., :8].sum(-1)            # what the 8 fastest pairs hold of each head's norm^2
 
 A RoPE pair is the two features of a query (or key) that turn together at one frequency theta_i:
 with the "half" layout features i and i + head_dim/2, with "interleaved" features 2i and 2i + 1.
@@ -208,3 +209,24 @@ def uniform_first_token_score(n, *, skip=8):
     if skip >= n:
         raise ValueError(f"skip must be below the number of tokens n = {n}, got {skip}")
     return float(np.mean(1.0 / np.arange(skip + 1, n + 1)))
+
+
+def norm_share(norms):
+    """Each pair's share of a head's squared norm: norms (..., P) -> (..., P), each row summing to 1.
+
+    A head that spreads its norm evenly gives every pair 1/P; share[..., :8].sum(-1) is what the
+    8 fastest pairs hold.
+    """
+    values = _validate.as_numpy(norms)
+    if values.dtype == bool or values.dtype.kind not in "fiu":
+        raise TypeError(f"norms must hold real numbers (pair_norms' q or k), got dtype {values.dtype}")
+    if values.ndim < 1 or values.shape[-1] < 1:
+        raise ValueError(f"norms must have shape (..., pairs) with at least one pair, got {values.shape}")
+    values = values.astype(np.float64)
+    if not np.isfinite(values).all() or (values < 0).any():
+        raise ValueError("norms must be finite and >= 0 (norms of pairs), got a negative, inf or nan entry")
+    squared = values**2
+    total = squared.sum(-1, keepdims=True)
+    if (total == 0).any():
+        raise ValueError("norms must not be all zero for a head: a head without any norm has no shares")
+    return squared / total

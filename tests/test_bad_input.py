@@ -656,6 +656,7 @@ CASES = {
         ["probs", "sum to 1", "not scores"],
     ),
     "heads skip too large": (lambda: heads.first_token_score(np.eye(4), skip=4), ValueError, ["skip", "4", "n = 4"]),
+    "heads norms negative": (lambda: heads.norm_share(np.array([1.0, -1.0])), ValueError, ["norms", ">= 0"]),
 }
 
 

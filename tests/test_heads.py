@@ -104,6 +104,12 @@ def test_scores_on_hand_made_attention():
     assert abs(heads.uniform_first_token_score(256) - 0.014) < 5e-4
 
 
+def test_norm_share_is_each_pairs_share_of_the_squared_norm():
+    share = heads.norm_share(np.array([[3.0, 4.0, 0.0], [1.0, 1.0, 1.0]]))
+    assert np.allclose(share, [[9 / 25, 16 / 25, 0], [1 / 3, 1 / 3, 1 / 3]])
+    assert np.allclose(heads.norm_share(heads.pair_norms(_tiny()).q).sum(-1), 1)
+
+
 @pytest.mark.parametrize(
     ("call", "error", "words"),
     [
@@ -123,6 +129,9 @@ def test_scores_on_hand_made_attention():
         (lambda: heads.first_token_score(np.eye(4), skip=4), ValueError, ["skip", "4", "n = 4"]),
         (lambda: heads.first_token_score(np.eye(4), skip=1.5), TypeError, ["skip", "1.5"]),
         (lambda: heads.uniform_first_token_score(0), ValueError, ["n", "0"]),
+        (lambda: heads.norm_share(np.array([[1.0, -1.0]])), ValueError, ["norms", ">= 0"]),
+        (lambda: heads.norm_share(np.zeros((2, 3))), ValueError, ["norms", "all zero"]),
+        (lambda: heads.norm_share(np.array(["a"])), TypeError, ["norms", "dtype"]),
     ],
 )
 def test_bad_input_gets_a_clear_error(call, error, words):
