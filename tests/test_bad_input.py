@@ -29,6 +29,7 @@ from pe_lib import ch05_learned as ch05
 from pe_lib import ch06_pipeline as ch06
 from pe_lib import ch08_extension as ch08
 from pe_lib import ch09_wild as ch09
+from pe_lib import ch10_real as ch10
 
 CASES = {
     # sinusoidal_encoding and friends
@@ -632,6 +633,20 @@ CASES = {
         TypeError,
         ["document_ids", "'a b'"],
     ),
+    # notebook 10's bugs (pe_lib.ch10_real)
+    "ch10 rows not a list": (lambda: ch10.left_padded("abc", pad_id=0), TypeError, ["rows", "'abc'"]),
+    "ch10 row too short": (
+        lambda: ch10.left_padded([torch.tensor([1])], pad_id=0),
+        ValueError,
+        ["rows", "at least 2", "(1,)"],
+    ),
+    "ch10 pad_id negative": (lambda: ch10.left_padded([torch.tensor([1, 2])], pad_id=-1), ValueError, ["pad_id", "-1"]),
+    "ch10 yarn scaling": (
+        lambda: ch10.yarn_port_bug(_tiny_llama(), torch.tensor([[1, 2]]), {"rope_type": "linear", "factor": 2.0}),
+        ValueError,
+        ["scaling", "'yarn'", "'linear'"],
+    ),
+    "ch10 panels": (lambda: ch10.bugs_figure([]), TypeError, ["panels", "list"]),
     "smollm qk_layout": (lambda: smollm.load(qk_layout="neox"), ValueError, ["qk_layout", "'neox'", "'interleaved'"]),
     # what the heads of a real model do (pe_lib.heads)
     "heads model": (lambda: heads.pair_norms("model"), TypeError, ["model", "pe_lib.llama.Llama", "str"]),
