@@ -18,7 +18,7 @@ from . import _validate, heads
 from .explorer import Explorer
 from .figures import COLOURS, freeze_layout, style_figsize
 
-FASTEST = 8  # the pairs the notebook calls fast: wavelength 2*pi/theta_i under 112 tokens at base 1e5, head_dim 64
+FASTEST = 8  # the pairs the notebook calls fast: a turn every 6.3 to 78 tokens at base 1e5, head_dim 64
 # A short text for the explorer built without arguments (tests, benchmarks); notebook 10 passes its own.
 DEFAULT_TEXT = (
     "A transformer reads every token at once, so it needs another way to know the order of the words. "
