@@ -5,6 +5,9 @@ transformers Llama does to its RoPE frequencies; the graders of its exercises ar
 of models is pe_lib.models_table's, the rounding recipes pe_lib.precision's; this module draws them.
 """
 
+import json
+from pathlib import Path
+
 import ipywidgets as widgets
 import matplotlib.pyplot as plt
 import numpy as np
@@ -133,6 +136,44 @@ def transformers_inv_freq(casts=("float32", "bfloat16", "float16")):
     finally:
         if bars:
             logging.enable_progress_bar()
+    return result
+
+
+# Notebook 09 reads the measurement from this file: importing transformers' model code (for LlamaModel) costs a
+# kernel about as much as the rest of the notebook. tests/test_ch09_wild.py measures again and compares.
+INV_FREQ_RECORD = Path(__file__).resolve().parent / "data" / "transformers_inv_freq.json"
+
+
+def write_inv_freq_record():
+    """Measure `transformers_inv_freq()` and write it to INV_FREQ_RECORD, with the transformers and torch versions."""
+    import torch
+    import transformers
+
+    result = transformers_inv_freq()
+    record = {"transformers": transformers.__version__, "torch": torch.__version__.split("+")[0],
+              "theta": result["theta"].tolist()}  # fmt: skip
+    for how in ("to", "loaded"):
+        record[how] = {
+            name: [str(dtype).removeprefix("torch.") for dtype in pair] for name, pair in result[how].items()
+        }
+    for what in ("rounded", "angles"):
+        record[what] = {name: values.tolist() for name, values in result[what].items()}
+    INV_FREQ_RECORD.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+
+
+def recorded_inv_freq():
+    """`transformers_inv_freq()` as measured and recorded (INV_FREQ_RECORD): the same dict, plus "versions"."""
+    import torch
+
+    record = json.loads(INV_FREQ_RECORD.read_text(encoding="utf-8"))
+    result = {
+        "versions": {name: record[name] for name in ("transformers", "torch")},
+        "theta": np.array(record["theta"]),
+    }
+    for how in ("to", "loaded"):
+        result[how] = {name: tuple(getattr(torch, dtype) for dtype in pair) for name, pair in record[how].items()}
+    for what in ("rounded", "angles"):
+        result[what] = {name: np.array(values) for name, values in record[what].items()}
     return result
 
 

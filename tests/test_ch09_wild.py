@@ -4,6 +4,7 @@ import matplotlib
 import numpy as np
 import pytest
 import torch
+import transformers
 
 import pe_lib
 from pe_lib import ch09_wild as ch09
@@ -168,6 +169,13 @@ def test_casting_a_transformers_llama_rounds_its_inv_freq_and_loading_with_dtype
     for dtype in ("bfloat16", "float16"):  # the values precision's "inv_freq" recipe uses
         assert np.array_equal(result["rounded"][dtype], precision.round_to(result["theta"], dtype))
     assert not np.array_equal(result["rounded"]["bfloat16"], result["theta"])
+    recorded = ch09.recorded_inv_freq()  # what notebook 09 shows: the same, with these versions
+    assert recorded["versions"] == {"transformers": transformers.__version__, "torch": torch.__version__.split("+")[0]}
+    assert recorded["to"] == result["to"] and recorded["loaded"] == result["loaded"]
+    np.testing.assert_allclose(recorded["theta"], result["theta"], rtol=1e-7)
+    for dtype in result["rounded"]:
+        np.testing.assert_allclose(recorded["rounded"][dtype], result["rounded"][dtype], rtol=1e-7)
+        np.testing.assert_allclose(recorded["angles"][dtype], result["angles"][dtype], atol=1e-5)  # float32 cos, sin
 
 
 @pytest.mark.parametrize(
