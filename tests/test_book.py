@@ -144,7 +144,7 @@ def test_the_landing_page_maps_every_notebook(html):
 INLINE_FIGURE = re.compile(r'<img src="data:image/png;base64,[^"]+" alt="([^"]+)"')
 # Notebooks whose committed figures are still bare image/png outputs (alt text: the file's path), until they
 # are re-run with pe_lib.accessible.show (docs/accessibility.md). The list may only shrink.
-WITHOUT_ALT_TEXT = {"01", "02", "03", "04", "08"}  # notebook numbers
+WITHOUT_ALT_TEXT = set()  # notebook numbers
 
 
 def _figures(notebook):
