@@ -253,7 +253,7 @@ class ScalingExplorer(Explorer):
 
     Left: each pair's new frequency over its old, θ'_i / θ_i (1: untouched; 1/s: interpolated).
     Right: the turns each pair makes over the stretched context s·L, beside the turns it made over
-    L in training; pairs that meet angles they never met in training are counted in the title.
+    L in training; pairs that meet angles they never met in training are marked red and counted in the title.
     After each update: `self.theta`, `self.scaled`, `self.new_angles` (bool per pair); `finding()` says it in words.
     """
 
