@@ -107,7 +107,8 @@ def pair_norms(model, ids=None, **inputs):
     The same for W_K and the key heads.
     With ids (batch, n): from the queries and keys the model computes on that text, the root mean
     square over the tokens of sqrt(q_a^2 + q_b^2) (the norm a pair keeps under any rotation), as
-    Barbero et al. (2024) measure them; inputs (position_ids, ...) go to the model's forward.
+    Barbero et al. (2024) measure them; inputs (position_ids, ...) go to the model's forward (every token
+    counts, padding too).
     Float64 NumPy arrays; P = head_dim // 2, pair 0 the fastest.
     """
     model = _check_model(model)
