@@ -63,11 +63,11 @@ def ours(rope_parameters, *, head_dim, max_position_embeddings=4096, seq_len=Non
     return scheme.frequencies(seq_len), scheme.attention_factor
 
 
-def assert_same(rope_parameters, **kwargs):
+def assert_same(rope_parameters, rtol=RTOL, **kwargs):
     theirs, their_factor = hf_frequencies(rope_parameters, **kwargs)
     mine, my_factor = ours(rope_parameters, **kwargs)
     assert mine.shape == theirs.shape
-    np.testing.assert_allclose(mine, theirs, rtol=RTOL, atol=0)
+    np.testing.assert_allclose(mine, theirs, rtol=rtol, atol=0)
     assert my_factor == pytest.approx(their_factor, rel=1e-12)
     return mine
 
@@ -181,7 +181,11 @@ def test_llama3(head_dim, base, factor, length, bands):
     low, high = bands
     parameters = {"rope_type": "llama3", "rope_theta": base, "factor": factor, "low_freq_factor": low}
     parameters.update(high_freq_factor=high, original_max_position_embeddings=length)
-    assert_same(parameters, head_dim=head_dim, max_position_embeddings=int(length * factor))
+    # In the band between the two wavelengths transformers blends theta/factor and theta with a float32 weight;
+    # where the weight is small the result is near theta/factor, so the weight's rounding counts up to `factor`
+    # times (seen: 2.7e-6 at factor 32).
+    rtol = max(RTOL, 4e-7 * factor)
+    assert_same(parameters, rtol=rtol, head_dim=head_dim, max_position_embeddings=int(length * factor))
 
 
 @DRAWN
