@@ -164,16 +164,16 @@ def yarn_port_bug(model, ids, scaling):
     if not isinstance(scaling, dict) or scaling.get("rope_type") != "yarn":
         raise ValueError(f"scaling must be a dict with rope_type 'yarn', got {scaling!r}")
     ports = {
-        "transformers' yarn": scaling,
         "no attention factor": {**scaling, "attention_factor": 1.0},
         "the paper's ramp": {**scaling, "rope_type": "yarn_paper"},
     }
-    logits = {}
-    for name, chosen in ports.items():
+    with model.use_positions(scaling=scaling):
+        reference = model(ids)[0]
+    runs = {"transformers' yarn": _compare([(reference, ids[0])], [reference])}
+    for name, chosen in ports.items():  # one port's logits at a time: each is (n, vocab) float32
         with model.use_positions(scaling=chosen):
-            logits[name] = model(ids)[0]
-    reference = logits["transformers' yarn"]
-    return {name: _compare([(value, ids[0])], [reference]) for name, value in logits.items()}
+            runs[name] = _compare([(model(ids)[0], ids[0])], [reference])
+    return runs
 
 
 # --- the figure ------------------------------------------------------------------------------------
