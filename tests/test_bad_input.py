@@ -16,6 +16,7 @@ from pe_lib import (
     heads,
     layer_schemes,
     llama,
+    long_context,
     models_table,
     multidim,
     precision,
@@ -672,6 +673,30 @@ CASES = {
     ),
     "heads skip too large": (lambda: heads.first_token_score(np.eye(4), skip=4), ValueError, ["skip", "4", "n = 4"]),
     "heads norms negative": (lambda: heads.norm_share(np.array([1.0, -1.0])), ValueError, ["norms", ">= 0"]),
+    # context extension on the real model (pe_lib.long_context)
+    "long_context method": (lambda: long_context.scaling("pi"), ValueError, ["method", "'pi'", "'linear'"]),
+    "long_context depth": (lambda: long_context.passkey_prompt(None, 1000, 1.5, 12345), ValueError, ["depth", "1.5"]),
+    "long_context key": (
+        lambda: long_context.passkey_prompt(None, 1000, 0.5, 123),
+        ValueError,
+        ["key", "10000 to 99999", "123"],
+    ),
+    "long_context ids": (
+        lambda: long_context.token_losses(_tiny_llama(), torch.tensor([1, 2])),
+        ValueError,
+        ["ids", "(1, n)", "(2,)"],
+    ),
+    "long_context chunk": (
+        lambda: long_context.token_losses(_tiny_llama(), torch.tensor([[1, 2]]), chunk=0),
+        ValueError,
+        ["chunk", "0"],
+    ),
+    "long_context model": (
+        lambda: long_context.token_losses("model", torch.tensor([[1, 2]])),
+        TypeError,
+        ["model", "pe_lib.llama.Llama", "str"],
+    ),
+    "long_context bucket": (lambda: long_context.Setup(bucket=500), ValueError, ["bucket 500", "multiples"]),
 }
 
 
