@@ -100,7 +100,7 @@ def score_maps(q, k, *, reach=6, direction=30.0, axes=None):
                 ax.imshow(values, cmap="RdBu_r", vmin=-limit, vmax=limit, extent=extent, interpolation="nearest")
             )
             base = AXIAL_BASE if kind == "axial" else MIXED_BASE
-            ax.set(title=f"{kind} (base {base:g}): {title}", xlabel="column offset",
+            ax.set(title=f"{kind}, base {base:g}\n{title}", xlabel="column offset",
                    ylabel="row offset" if ax is axes[0] else None)  # fmt: skip
             ticks = np.arange(-reach, reach + 1, max(1, reach // 2))
             ax.set_xticks(ticks)
