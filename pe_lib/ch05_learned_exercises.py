@@ -8,7 +8,7 @@ import numpy as np
 import torch
 
 from . import analysis, encodings, experiments
-from .grading import Feedback, as_numbers, describe, hint_level, run_safely, with_hints
+from .grading import Feedback, as_numbers, describe, graded, run_safely
 
 
 def _cosine_matrix(table, axis=1):
@@ -101,8 +101,7 @@ def check_similarity_by_offset(learner_function, *, hint=0):
     The reference is pe_lib.analysis.similarity_by_offset.
     hint: 0 for the verdict alone, 1..3 for more and more direct hints (3: the formula).
     """
-    shown = hint_level(hint, _SIMILARITY_HINTS)
-    return with_hints(_check_similarity_by_offset(learner_function), _SIMILARITY_HINTS, shown)
+    return graded("similarity by offset", _check_similarity_by_offset, learner_function, _SIMILARITY_HINTS, hint)
 
 
 def _check_similarity_by_offset(learner_function):
@@ -187,8 +186,7 @@ def check_shift_targets(learner_function, *, hint=0):
     loss skips. The reference is pe_lib.experiments.task_targets(tokens, "shift", shift=k).
     hint: 0 for the verdict alone, 1..3 for more and more direct hints (3: the formula).
     """
-    shown = hint_level(hint, _SHIFT_HINTS)
-    return with_hints(_check_shift_targets(learner_function), _SHIFT_HINTS, shown)
+    return graded("shift targets", _check_shift_targets, learner_function, _SHIFT_HINTS, hint)
 
 
 def _check_shift_targets(learner_function):

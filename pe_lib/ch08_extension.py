@@ -16,7 +16,7 @@ from .decoder import EXTENSIONS, VARIANTS, extension_scaling
 from .explorer import Explorer
 from .extrapolation import METRICS, checkpoints
 from .figures import COLOURS, freeze_layout, new_axes, style_figsize
-from .grading import Feedback, as_numbers, hint_level, run_safely, with_hints
+from .grading import Feedback, as_numbers, describe, graded, holds_integers, run_safely
 from .text import measured
 
 METHOD_LABELS = {"none": "unchanged", "linear": "PI", "ntk": "NTK-aware", "yarn": "YaRN", "yarn_paper": "YaRN (paper)",
@@ -357,8 +357,7 @@ def check_ntk_base(learner_function, *, hint=0):
 
     hint: 0 for the verdict alone, 1..3 for more and more direct hints (3: the code).
     """
-    shown = hint_level(hint, _NTK_HINTS)
-    return with_hints(_check_ntk_base(learner_function), _NTK_HINTS, shown)
+    return graded("NTK base", _check_ntk_base, learner_function, _NTK_HINTS, hint)
 
 
 def _check_ntk_base(learner_function):
@@ -369,7 +368,8 @@ def _check_ntk_base(learner_function):
             return failure
         number = as_numbers(result)
         if number is None or number.size != 1:
-            return Feedback(exercise, False, f"return one number (the new base), got {type(result).__name__}")
+            got = describe(result) if number is None else f"{describe(result)} of shape {number.shape}"
+            return Feedback(exercise, False, f"return one number (the new base), got {got}")
         value = float(number.reshape(()))
         expected = base * s ** (d / (d - 2))
         if np.isclose(value, expected, rtol=1e-6):  # float32 answers are right to ~6e-8
@@ -385,9 +385,14 @@ def _check_ntk_base(learner_function):
         if np.isclose(slower, 1.0):
             return Feedback(exercise, False, f"with your base the last pair turns as fast as before, not {s:g} times "
                             f"slower {case}")  # fmt: skip
-        shown = f"{slower:.6g}" if abs(slower / s - 1) < 0.01 else measured(slower)  # near misses: more digits
-        return Feedback(exercise, False, f"with your base the last pair turns {shown} times slower, "
-                        f"not {s:g} {case}")  # fmt: skip
+        if abs(slower / s - 1) >= 0.01:
+            return Feedback(exercise, False, f"with your base the last pair turns {measured(slower)} times slower, "
+                            f"not {s:g} {case}")  # fmt: skip
+        # A near miss: as many digits as it takes to tell the two apart, and how far off the base is.
+        shown = next(f"{slower:.{k}g}" for k in range(4, 18) if f"{slower:.{k}g}" != f"{s:.{k}g}")
+        return Feedback(exercise, False, f"close, but with your base the last pair turns {shown} times slower, "
+                        f"not {s:g}: your base is {abs(value / expected - 1):.1e} of its size off, more than "
+                        f"rounding (1e-6) {case}")  # fmt: skip
     return Feedback(
         exercise, True, "base · s^(d/(d−2)): pair 0 keeps θ = 1 and the last pair turns s times slower (Llama 2, "
         "s = 8: base 1e4 becomes about 8.3e4)",
@@ -450,21 +455,29 @@ def check_untouched_pairs(learner_function, *, hint=0):
     (YaRN as its code and transformers compute it). The indices must be ascending.
     hint: 0 for the verdict alone, 1..3 for more and more direct hints (3: the code).
     """
-    shown = hint_level(hint, _YARN_HINTS)
-    return with_hints(_check_untouched_pairs(learner_function), _YARN_HINTS, shown)
+    return graded("YaRN's untouched pairs", _check_untouched_pairs, learner_function, _YARN_HINTS, hint)
 
 
 def _as_indices(result):
-    """The learner's answer as a 1-D int64 array, or a Feedback message saying what it is instead."""
-    if isinstance(result, (bool, np.bool_)) or np.ndim(result) == 0:
-        return None, f"return a 1-D array of pair indices, got a single value ({type(result).__name__})"
+    """The learner's answer as a 1-D int64 array, or a Feedback message saying what it is instead.
+
+    Indices are integers (a NumPy or torch integer array, a list of ints): 0.0, 1.0, ... hold the right
+    numbers but index no array. A mask of True/False per pair is named as such; an empty answer is no pairs.
+    """
     value = as_numbers(result)
     if value is None:
-        return None, f"return a 1-D array of pair indices (integers), got {type(result).__name__}"
-    if np.asarray(result).dtype == bool:
+        return None, f"return a 1-D array of pair indices (integers), got {describe(result)}"
+    if value.ndim != 1:
+        got = f"a single value ({describe(result)})" if value.ndim == 0 else f"shape {value.shape}"
+        return None, f"return a 1-D array of pair indices, got {got}"
+    if value.size == 0:
+        return value.astype(np.int64), None
+    if str(getattr(result, "dtype", "")) in ("bool", "torch.bool") or all(
+        isinstance(item, (bool, np.bool_)) for item in result
+    ):
         return None, "you returned True/False for every pair: return the indices of the pairs"
-    if value.ndim != 1 or not np.all(np.isfinite(value)) or not np.all(value == np.round(value)):
-        return None, f"return a 1-D array of whole pair indices, got shape {value.shape}"
+    if not holds_integers(result):
+        return None, f"pair indices are integers (they index the pairs), got {describe(result)}"
     return value.astype(np.int64), None
 
 
