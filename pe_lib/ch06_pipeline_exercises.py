@@ -33,6 +33,10 @@ def _tensor_problem(out, wanted_shape, what):
     """
     if not isinstance(out, torch.Tensor):
         return f"{what} must return a torch tensor, got {type(out).__name__}"
+    if out.device.type == "meta":
+        return f"{what} returned a tensor on the meta device: a shape without values"
+    if out.layout != torch.strided:
+        return f"{what} returned a sparse tensor ({out.layout}); the model input is a dense tensor, as its input"
     if out.is_complex() or not out.is_floating_point():
         return f"{what} returned a tensor of dtype {out.dtype}; the model input is real: float32, as its input"
     if out.dtype not in (torch.float32, torch.float64):

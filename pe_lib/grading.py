@@ -246,6 +246,7 @@ def _tensor_values(tensor):
         tensor = tensor.dequantize()
     if tensor.layout != torch.strided:
         tensor = tensor.to_dense()  # sparse COO, CSR, ...: the same numbers, stored another way
+    tensor = tensor.resolve_conj().resolve_neg()  # lazy views: .numpy() refuses them
     return (tensor.double() if tensor.is_floating_point() else tensor).numpy()
 
 
