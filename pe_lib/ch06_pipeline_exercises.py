@@ -35,6 +35,8 @@ def _tensor_problem(out, wanted_shape, what):
         return f"{what} must return a torch tensor, got {type(out).__name__}"
     if out.device.type == "meta":
         return f"{what} returned a tensor on the meta device: a shape without values"
+    if out.is_nested:
+        return f"{what} returned a nested tensor (rows of different lengths); the model input is one dense tensor"
     if out.layout != torch.strided:
         return f"{what} returned a sparse tensor ({out.layout}); the model input is a dense tensor, as its input"
     if out.is_complex() or not out.is_floating_point():

@@ -242,8 +242,6 @@ def _tensor_values(tensor):
     if tensor.device.type == "meta" or tensor.is_nested or tensor.is_complex():
         return None
     tensor = tensor.detach().cpu()
-    if tensor.is_quantized:
-        tensor = tensor.dequantize()
     if tensor.layout != torch.strided:
         tensor = tensor.to_dense()  # sparse COO, CSR, ...: the same numbers, stored another way
     tensor = tensor.resolve_conj().resolve_neg()  # lazy views: .numpy() refuses them
@@ -311,7 +309,7 @@ def holds_integers(value):
     if isinstance(value, (bool, np.bool_)):
         return False
     if _is_tensor(value):
-        return not (value.is_floating_point() or value.is_complex() or value.is_quantized or value.dtype == torch.bool)
+        return not (value.is_floating_point() or value.is_complex() or value.dtype == torch.bool)
     if isinstance(value, (list, tuple)):
         leaves = list(_leaves(value))
         return bool(leaves) and all(holds_integers(leaf) for leaf in leaves)

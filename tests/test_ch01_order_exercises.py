@@ -136,8 +136,13 @@ def compares(summary, **tolerances):
         (lambda f, x, order: bool(np.abs(f(x[order]) - f(x)[order]).max() < 1e-4), "tolerance"),
         (lambda f, x, order: np.array_equal(f(x[order]).round(4), f(x)[order].round(4)), "a rounding to 4"),
         (lambda f, x, order: np.array_equal(f(x[order]).round(3), f(x)[order].round(3)), "a rounding to 4"),
-        (lambda f, x, order: bool(np.allclose(f(x[order])[:, 0], f(x)[order][:, 0])) and bool(
-            np.allclose(f(x[order])[-1], f(x)[order][-1])), "every row and every column"),
+        (
+            lambda f, x, order: (
+                bool(np.allclose(f(x[order])[:, 0], f(x)[order][:, 0]))
+                and bool(np.allclose(f(x[order])[-1], f(x)[order][-1]))
+            ),
+            "every row and every column",
+        ),
     ],
 )
 def test_equivariance_checker_rejects_tests_that_compare_a_summary_or_too_loosely(answer, symptom):

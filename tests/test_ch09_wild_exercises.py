@@ -128,8 +128,8 @@ def test_the_float32_port_is_off_by_more_than_a_float64_tolerance_and_still_pass
         (lambda x, p, c: fixed_rope(x, p, c).astype(np.float64), "float32, you return a NumPy array of dtype float64"),
         # x's dtype both ways (issue 28): float32 for a float64 x, and a list (of float64 numbers) for a float32 x
         (transformers_port, "x is float64, you return a NumPy array of dtype float32"),
-        (lambda x, p, c: fixed_rope(x, p, c).astype(np.float32), "x is float64, you return a NumPy array of dtype float32"),
-        (lambda x, p, c: torch.from_numpy(fixed_rope(x, p, c)).float(), "x is float64, you return a Tensor of dtype torch.float32"),
+        (lambda x, p, c: fixed_rope(x, p, c).astype(np.float32), "float64, you return a NumPy array of dtype float32"),
+        (lambda x, p, c: torch.from_numpy(fixed_rope(x, p, c)).float(), "you return a Tensor of dtype torch.float32"),
         (lambda x, p, c: fixed_rope(x, p, c).tolist(), "x is float32, you return a list of float"),
         (lambda x, p, c: torch.from_numpy(fixed_rope(x, p, c).astype(np.float64)), "dtype torch.float64"),
         (lambda x, p, c: fixed_rope(x, p, c)[:, :-1], "shape"),

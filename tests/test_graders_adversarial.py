@@ -10,6 +10,8 @@ traceback or in its own safety net (`grading.graded`'s "could not read"): every 
 with the grader's three tiers of hints.
 """
 
+import decimal
+import fractions
 import math
 import warnings
 
@@ -1217,3 +1219,51 @@ def test_every_grader_of_the_course_is_here_and_meets_at_least_20_wrong_answers(
     few = {name: len(spec[2]) for name, spec in GRADERS.items() if len(spec[2]) < 20}
     assert not few, few
     assert len(WRONG) >= 20 * len(GRADERS) and all(len(spec[3]) >= 3 for spec in GRADERS.values())
+
+
+class _Raises:
+    """An object whose every conversion fails: NumPy's __array__ and len() raise."""
+
+    def __array__(self, *args, **kwargs):
+        raise ZeroDivisionError("no array here")
+
+    def __len__(self):
+        raise ZeroDivisionError("no length either")
+
+
+def _nested_tensor():
+    with warnings.catch_warnings():  # nested tensors are a prototype: their constructor warns
+        warnings.simplefilter("ignore")
+        return torch.nested.nested_tensor([torch.ones(2), torch.ones(3)])
+
+
+# Odd things a function can return (a slip, a paste, a cell run out of order), for every grader at once.
+ODD_RETURNS = {
+    "a datetime64": np.datetime64("2020-01-01"), "a Decimal": decimal.Decimal("1.5"),
+    "a Fraction": fractions.Fraction(1, 3), "bytes": b"\x00\x01", "a bytearray": bytearray(b"ab"),
+    "a memoryview": memoryview(b"ab"), "a range": range(3), "a slice": slice(1, 2), "Ellipsis": ..., "a type": int,
+    "a function": len, "a module": np, "a torch.Size": torch.Size([2, 3]), "a torch dtype": torch.float32,
+    "a NumPy dtype": np.dtype("f8"), "a list holding None": [1.0, None], "a list of dicts": [{"a": 1}],
+    "a list of lists of strings": [["a"], ["b"]], "an object array": np.array([1.0, 2.0], dtype=object),
+    "a masked array": np.ma.masked_array([1.0, 2.0], mask=[0, 1]), "an int too big for int64": 10**400,
+    "a tuple of tensors of different lengths": (torch.ones(2), torch.ones(3)),
+    "a list holding a tensor that requires grad": [torch.ones(2, requires_grad=True)],
+    "the largest uint64": np.uint64(2**64 - 1), "a long double": np.longdouble(1.5),
+    "a bool tensor": torch.ones(3, dtype=torch.bool), "a structured array": np.zeros(2, dtype=[("a", "f8")]),
+    "an empty tensor": torch.empty(0), "an empty table": np.zeros((0, 5)), "a 4-d array": np.zeros((2, 3, 4, 5)),
+    "an infinite tensor": torch.tensor(math.inf), "a NaN in bfloat16": torch.tensor(math.nan).bfloat16(),
+    "a parameter": nn.Parameter(torch.ones(2)), "a complex number": 1 + 2j, "an exception object": ValueError("x"),
+    "an object whose conversions raise": _Raises(), "a nested tensor": _nested_tensor(),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("grader", list(GRADERS))
+def test_odd_returns_get_a_not_yet_never_a_traceback(grader):
+    check = GRADERS[grader][0]
+    for name, value in ODD_RETURNS.items():
+        if grader == "check_batch_first_positional":  # the module's forward returns it
+            learner = type("Module", (BatchFirst,), {"forward": lambda self, x, value=value: value})
+        else:
+            learner = lambda *args, value=value: value  # noqa: E731
+        feedback = check(learner)
+        assert not feedback.passed and "could not read your answer" not in feedback.message, (name, feedback)
