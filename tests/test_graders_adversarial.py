@@ -983,6 +983,7 @@ UNTOUCHED_RIGHT = {
     "an int tensor": returning(lambda v, *a: torch.from_numpy(v).int()),
     "a sparse long tensor": returning(lambda v, *a: torch.from_numpy(v).to_sparse()),
     "range, as a list": returning(lambda v, *a: list(range(len(v)))),
+    "a range": returning(lambda v, *a: range(len(v))),
 }
 
 
