@@ -87,8 +87,9 @@ def _equivariance_cases():
     Besides clear cases, near misses a partial test lets through, each wrong in a way one summary of
     the rows hides: off by 0.01, or by 5e-6 to 4e-5 on values of size 1 to 1.3 (a tolerance of 3e-5
     or more, absolute or relative, or a rounding to 1-4 decimals), right in row 0 only, wrong in one
-    entry of two rows (a test of one row, one column or a few entries), wrong only in rows 5 and 6
-    (a test written for 5 rows); each row turned or its entries
+    entry of two rows (a test of one row, one column, a few entries or every other row), wrong in
+    row 0 or in the last row only (a loop or slice off by one), wrong only in rows 5 and 6 (a test
+    written for 5 rows); each row turned or its entries
     rolled by its place (norms, row sums), rows at odd places negated (squares, absolute values),
     each row scaled by its place (unit rows, cosines), every row turned by one angle or moved by one
     vector set by the row at place 0 (dot products, Gram matrices, pairwise distances).
@@ -152,7 +153,18 @@ def _equivariance_cases():
     def move_by_first_row(x):  # one shift for all rows, by what sits at place 0: pairwise distances kept
         return x + x[0]
 
+    def special_word(place, sentence):  # the row at `place` is pulled away from the sentence's own word there:
+        # unchanged for the sentence as given, so a shuffle makes the output wrong at that one place only (every
+        # other near miss is wrong in two rows or more); a test that skips that row says True
+        def pulled(y):
+            z = y.copy()
+            z[place] += 0.5 * (y[place] - sentence[place])
+            return z
+
+        return pulled
+
     cycle, swap, keeps_first = [2, 0, 1, 4, 3], [1, 0, 2, 3, 4], [0, 2, 1, 4, 3]
+    odd_places = [0, 3, 2, 1, 4]  # swaps places 1 and 3: a change at place 1 shows in rows 1 and 3 only
     cycle7, last_two = [3, 0, 6, 1, 5, 2, 4], [0, 1, 2, 3, 4, 6, 5]
     # fmt: off
     return x, [
@@ -179,6 +191,12 @@ def _equivariance_cases():
          "the angle comes from whichever row sits at place 0"),
         ("adding row 0 to every row", move_by_first_row, x, cycle, False, "the shift is whichever row sits at place 0"),
         ("changing the row at place 5 of 7", nudge(5, 1), x7, last_two, False, "the change stays at place 5"),
+        ("changing one entry of the second row, places 1 and 3 swapped", nudge(1, 0), x, odd_places, False,
+         "the change stays at place 1"),
+        ("changing row 0 unless it holds the first word", special_word(0, x), x, cycle, False,
+         "whatever comes to place 0 is changed"),
+        ("changing the last row unless it holds the last word", special_word(4, x), x, cycle, False,
+         "whatever comes to the last place is changed"),
     ]
     # fmt: on
 
@@ -276,6 +294,20 @@ _NEAR_MISSES = {
         "every column?",
         ("Which rows and columns does your comparison look at?", "Compare every entry: the two whole arrays."),
     ),
+    "changing one entry of the second row, places 1 and 3 swapped": (
+        "your test passed a function that is wrong in rows 1 and 3 only: does it compare every row?",
+        ("Which rows does your comparison look at?", "Compare every entry: the two whole arrays."),
+    ),
+    "changing row 0 unless it holds the first word": (
+        "your test passed a function that is wrong in row 0 only: does it skip the first row (range(1, n), "
+        "or a slice from 1)?",
+        ("Which index does your loop or slice start from?", "Compare the two whole arrays: no loop, no slice."),
+    ),
+    "changing the last row unless it holds the last word": (
+        "your test passed a function that is wrong in the last row only: does it stop one row early "
+        "(range(n - 1), or a slice to -1)?",
+        ("Which index does your loop or slice stop at?", "Compare the two whole arrays: no loop, no slice."),
+    ),
     "changing the row at place 5 of 7": (
         "your test passed a function that is wrong only in rows 5 and 6 of a 7-row input: does it look at "
         "5 rows whatever the input?",
@@ -342,8 +374,9 @@ def _check_equivariance_test(is_permutation_equivariant):
             exercise,
             True,
             "your test says True for self-attention (5 and 7 words), tanh and a copied mean, and False for "
-            "attention with positions, a running sum, row reversal and fourteen near misses (off by 0.01 or by "
-            "4e-5, right in row 0 only, wrong in one entry, in rows 5-6 of 7 only, right in length, sum, "
+            "attention with positions, a running sum, row reversal and seventeen near misses (off by 0.01 or by "
+            "4e-5, right in row 0 only, wrong in one entry, in the first or last row only, in rows 5-6 of 7 "
+            "only, right in length, sum, "
             "sign-free size, direction, dot products or distances only)",
         )
     said = dict(zip((case[0] for case in cases), answers, strict=True))

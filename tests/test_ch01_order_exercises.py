@@ -101,6 +101,15 @@ def test_equivariance_checker_inputs_are_what_its_hints_claim():
         assert np.allclose(distances(function(inputs[order])), distances(function(inputs)[order])), name
     function, inputs, order = near["turning every row by an angle set by row 0"]
     assert np.allclose(gram(function(inputs[order])), gram(function(inputs)[order]))
+    # wrong in one row only: the first, the last; and in rows 1 and 3 only
+    for name, rows in (
+        ("changing row 0 unless it holds the first word", [0]),
+        ("changing the last row unless it holds the last word", [4]),
+        ("changing one entry of the second row, places 1 and 3 swapped", [1, 3]),
+    ):
+        function, inputs, order = near[name]
+        wrong = np.flatnonzero(np.abs(function(inputs[order]) - function(inputs)[order]).max(axis=1) > 1e-3)
+        assert wrong.tolist() == rows, (name, wrong)
 
 
 def unit_rows(a):
@@ -143,6 +152,18 @@ def compares(summary, **tolerances):
             ),
             "every row and every column",
         ),
+        # off by one in a loop or a slice, and every other row
+        (compares(lambda a: a[1:]), "wrong in row 0 only: does it skip the first row"),
+        (
+            lambda f, x, order: all(np.allclose(f(x[order])[i], f(x)[order][i]) for i in range(1, len(x))),
+            "skip the first row",
+        ),
+        (compares(lambda a: a[:-1]), "wrong in the last row only: does it stop one row early"),
+        (
+            lambda f, x, order: all(np.allclose(f(x[order])[i], f(x)[order][i]) for i in range(len(x) - 1)),
+            "stop one row early",
+        ),
+        (compares(lambda a: a[::2]), "wrong in rows 1 and 3 only"),
     ],
 )
 def test_equivariance_checker_rejects_tests_that_compare_a_summary_or_too_loosely(answer, symptom):

@@ -453,6 +453,9 @@ EQUIVARIANCE_WRONG = wrong_kinds(
     the_first_column=partial_test(lambda a, b: np.allclose(a[:, 0], b[:, 0])),
     five_rows=partial_test(lambda a, b: np.allclose(a[:5], b[:5])),
     the_diagonal=partial_test(lambda a, b: np.allclose(np.diagonal(a), np.diagonal(b))),
+    all_rows_but_the_first=partial_test(lambda a, b: np.allclose(a[1:], b[1:])),
+    all_rows_but_the_last=partial_test(lambda a, b: np.allclose(a[:-1], b[:-1])),
+    every_other_row=partial_test(lambda a, b: np.allclose(a[::2], b[::2])),
 )
 EQUIVARIANCE_RIGHT = {
     "np.allclose the other way round": answer(lambda f, x, order: bool(np.allclose(f(x)[order], f(x[order])))),
