@@ -29,7 +29,7 @@ from pe_lib import ch04_pendulum as ch04
 from pe_lib import ch05_learned_exercises as ex05
 from pe_lib import ch06_pipeline_exercises as ex06
 from pe_lib import ch07_relative_exercises as ex07
-from pe_lib import ch08_extension as ch08
+from pe_lib import ch08_extension_exercises as ex08
 from pe_lib import ch09_wild_exercises as ex09
 from pe_lib import ch10_real_exercises as ex10
 from pe_lib import ch11_beyond_exercises as ex11
@@ -1177,8 +1177,8 @@ GRADERS = {
     "check_rope_half": (ex07.check_rope_half, rope_half, ROPE_HALF_WRONG, ROPE_HALF_RIGHT),
     "check_alibi_slopes": (ex07.check_alibi_slopes, alibi_slopes, ALIBI_WRONG, ALIBI_RIGHT),
     "check_t5_bucket": (ex07.check_t5_bucket, t5_bucket, T5_WRONG, T5_RIGHT),
-    "check_ntk_base": (ch08.check_ntk_base, ntk_base, NTK_WRONG, NTK_RIGHT),
-    "check_untouched_pairs": (ch08.check_untouched_pairs, untouched_pairs, UNTOUCHED_WRONG, UNTOUCHED_RIGHT),
+    "check_ntk_base": (ex08.check_ntk_base, ntk_base, NTK_WRONG, NTK_RIGHT),
+    "check_untouched_pairs": (ex08.check_untouched_pairs, untouched_pairs, UNTOUCHED_WRONG, UNTOUCHED_RIGHT),
     "check_rope_fix": (ex09.check_rope_fix, fixed_rope, ROPE_FIX_WRONG, ROPE_FIX_RIGHT),
     "check_bf16_position": (ex09.check_bf16_position, bf16_position, BF16_WRONG, BF16_RIGHT),
     "check_padded_positions": (ex10.check_padded_positions, padded_positions, PADDED_WRONG, PADDED_RIGHT),
@@ -1217,7 +1217,7 @@ def test_a_right_answer_passes_in_every_form_the_exercise_allows(grader, form):
 
 
 def test_every_grader_of_the_course_is_here_and_meets_at_least_20_wrong_answers():
-    modules = (ex01, ch02, ex03, ch04, ex05, ex06, ex07, ch08, ex09, ex10, ex11)
+    modules = (ex01, ch02, ex03, ch04, ex05, ex06, ex07, ex08, ex09, ex10, ex11)
     graders = {name for module in modules for name in dir(module) if name.startswith("check_")}
     assert graders == set(GRADERS), graders ^ set(GRADERS)
     few = {name: len(spec[2]) for name, spec in GRADERS.items() if len(spec[2]) < 20}
