@@ -82,6 +82,11 @@ def img_html(png, alt, width, height):
     )
 
 
+# The output's own text colour (`inherit`): the book's theme greys captions, which in its dark mode sits on the
+# light background MyST-NB gives HTML outputs (1.7:1); inherited, it is the output's text colour (10:1).
+_CAPTION_STYLE = "margin-top: 0.3em; text-align: left; color: inherit"
+
+
 def figure_html(png, alt, width, height, caption=""):
     """The <img> (`img_html`) with `caption` shown under it, as <figure> and <figcaption>; a bare <img> without one.
 
@@ -95,7 +100,7 @@ def figure_html(png, alt, width, height, caption=""):
         return image
     return (
         f'<figure class="pe-figure" style="margin: 0 0 0.5em; max-width: {round(width)}px">{image}'
-        f'<figcaption style="margin-top: 0.3em; text-align: left">{html.escape(caption)}</figcaption></figure>'
+        f'<figcaption style="{_CAPTION_STYLE}">{html.escape(caption)}</figcaption></figure>'
     )
 
 

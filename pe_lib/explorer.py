@@ -322,7 +322,9 @@ class _TitledImage(widgets.Image):
 def _caption_html(finding):
     """The live caption's HTML: the finding as a paragraph ("" without one). ipywidgets' HTML typesets $...$."""
     caption = caption_text(finding)
-    return f'<p style="margin: 0.3em 0 0">{html.escape(caption)}</p>' if caption else ""
+    # The page's body text (JupyterLab's content font, also in the slides), not the widgets' 28 px line height.
+    style = "margin: 0.3em 0 0; line-height: 1.5; font-size: var(--jp-content-font-size1, 14px)"
+    return f'<p style="{style}">{html.escape(caption)}</p>' if caption else ""
 
 
 def _control_label(name, control):

@@ -13,10 +13,12 @@ words and a cut list says so ("first 12 of 64").
 import re
 
 import numpy as np
+from matplotlib.category import StrCategoryFormatter
 from matplotlib.collections import LineCollection, PathCollection, PolyCollection, QuadMesh
 from matplotlib.colors import LogNorm
 from matplotlib.container import BarContainer, ErrorbarContainer
 from matplotlib.figure import Figure
+from matplotlib.ticker import FixedFormatter, FuncFormatter
 
 from .figure_words import NOISE, listed, number, span, words
 
@@ -527,15 +529,20 @@ _NUMBER_LABEL = r"[−-]?(\d{1,3}(,\d{3})+|\d*)(\.\d+)?([eE][+−-]?\d+)?%?"
 
 def _categories(axis, view):
     """(position, label) of the ticks of an axis that names categories (words, models), else None."""
-    if axis.get_scale() != "linear":
+    formatter = axis.get_major_formatter()
+    # Words come from fixed labels (set_xticks(..., labels)), categorical units or a function; a number
+    # formatter says numbers: not formatting its ticks saves most of the time of a description.
+    if axis.get_scale() != "linear" or not isinstance(formatter, FixedFormatter | StrCategoryFormatter | FuncFormatter):
         return None
-    axis.get_ticklabels()  # lays the ticks out: every tick gets its position and label
+    locs = np.asarray(axis.get_majorticklocs(), dtype=float)
+    ticks = axis.get_major_ticks(len(locs))
+    if not len(locs) or not ticks[0].label1.get_visible():
+        return None
     low, high = view
-    ticks = axis.get_major_ticks(len(axis.get_majorticklocs()))
     pairs = [
-        (float(tick.get_loc()), words(tick.label1.get_text()))
-        for tick in ticks
-        if tick.label1.get_visible() and low - 1e-9 * abs(low) <= tick.get_loc() <= high + 1e-9 * abs(high)
+        (float(loc), words(label))
+        for loc, label in zip(locs, formatter.format_ticks(locs), strict=True)
+        if low - 1e-9 * abs(low) <= loc <= high + 1e-9 * abs(high)
     ]
     pairs = [(loc, label) for loc, label in pairs if label]
     if not pairs or all(re.fullmatch(_NUMBER_LABEL, label) for _, label in pairs):
