@@ -182,7 +182,10 @@ class _Panel:
                 self.guide(line, "horizontal" if data_y else "vertical", y[0] if data_y else x[0])
                 continue
             if x.size == 2 and (x[0] == x[1] or y[0] == y[1]) and np.isfinite(x).all() and np.isfinite(y).all():
-                self.guide(line, "vertical" if x[0] == x[1] else "horizontal", x[0] if x[0] == x[1] else y[0])
+                vertical = x[0] == x[1]
+                # a mark on one category row (a model's trained length) is named by its row
+                row = self.row_name(np.array([np.nan]), y) if vertical else self.row_name(x, np.array([np.nan]))
+                self.guide(line, "vertical" if vertical else "horizontal", x[0] if vertical else y[0], row)
                 continue
             keep = self.inside(x, y)
             if not keep.any():
@@ -216,7 +219,10 @@ class _Panel:
         about its row) takes that category's name: the one category tick within its range."""
         for which, values in (("y", y), ("x", x)):
             ticks = self.ticks[which] or ()
-            inside = [label for tick, label in ticks if values.min() - 1e-9 <= tick <= values.max() + 1e-9]
+            if not ticks or not np.isfinite(values).any():
+                continue
+            low, high = np.nanmin(values), np.nanmax(values)
+            inside = [label for tick, label in ticks if low - 1e-9 <= tick <= high + 1e-9]
             if len(inside) == 1:
                 return inside[0]
         return None
@@ -233,8 +239,10 @@ class _Panel:
         over = "" if kind == "line with markers" else f" over x = {span(x)}"
         return f"{shape}{over}, {self.extremes(x, y)}"
 
-    def guide(self, line, direction, value):
+    def guide(self, line, direction, value, row=None):
         name = self.name(line)
+        if row:
+            name = f"{row}, {name}" if name else row
         if name:
             axis = "y" if direction == "horizontal" else "x"
             self.guides.append(

@@ -243,6 +243,15 @@ def test_unlabelled_points_on_a_category_row_take_its_name():
         ax.plot(np.arange(64), 1.5 * row + 0.5 * np.sin(np.arange(64) / (row + 1)))
     ax.set_yticks([0, 1.5, 3], ["dim 0", "dim 2", "dim 4"])
     assert "dim 0: a line over x = 0 to 63, dim 2: a line over x = 0 to 63, dim 4: a line" in accessible.describe(fig)
+    fig, ax = plt.subplots()  # notebook 09: each model's trained length, a mark on its row
+    ax.scatter([512, 1024], [0, 1])
+    for row, length in enumerate((1024, 2048)):
+        ax.plot([length, length], [row - 0.3, row + 0.3], color="k")
+    ax.axvline(4096)
+    ax.set_yticks([0, 1], ["GPT-2", "Llama 2"])
+    text = accessible.describe(fig)
+    assert "GPT-2: a vertical line at x = 1,024, Llama 2: a vertical line at x = 2,048" in text
+    assert "a vertical line at x = 4,096" in text
 
 
 def test_numbers_read_the_same_on_every_cpu():
