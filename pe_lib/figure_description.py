@@ -20,7 +20,7 @@ from matplotlib.container import BarContainer, ErrorbarContainer
 from matplotlib.figure import Figure
 from matplotlib.ticker import FixedFormatter, FuncFormatter
 
-from .figure_words import NOISE, listed, number, span, words
+from .figure_words import MAX_ITEMS, NOISE, listed, number, span, words
 
 MAX_SERIES = 12  # series described one by one per panel; the names of the rest are listed
 
@@ -110,7 +110,7 @@ def _figure_texts(figure):
 
 
 class _Panel:
-    """One axes in words: its parts are collected in drawing order, then joined."""
+    """One axes in words: what each kind of artist draws is collected, then joined by `_panel`."""
 
     def __init__(self, ax, numbers):
         self.ax, self.numbers = ax, numbers
@@ -196,9 +196,8 @@ class _Panel:
             kind = _line_kind(line)
             name = self.name(line)
             row = None if name else self.row_name(x, y)
-            if row:  # its values are drawn about its row: only where along the row is said
-                shape = self.line_words(kind, x, y).split(",")[0] if kind != "points" else f"{x.size} points"
-                self.series.append(f"{row}: {shape}" + (f", x {_from(x)}" if self.numbers and kind == "points" else ""))
+            if row:
+                self.series.append(f"{row}: {self.line_words(kind, x, y, along_row=True)}")
             elif name is None:
                 unnamed.setdefault(kind, []).append((x, y))
             else:
@@ -227,17 +226,23 @@ class _Panel:
                 return inside[0]
         return None
 
-    def line_words(self, kind, x, y):
+    def line_words(self, kind, x, y, along_row=False):
+        """A line or points in words. along_row: drawn about a category row, whose y values are offsets from
+        the row (03's waves, one per dimension): only where along the row is said."""
         n = x.size
         if kind == "points":
+            if not self.numbers:
+                return "one point" if n == 1 else f"{n} points"
+            if along_row:
+                return f"{n} points, x {_from(x)}"
             if n == 1:
-                return f"one point at ({number(x[0])}, {number(y[0])})" if self.numbers else "one point"
-            return f"{n} points, {self.extremes(x, y)}" if self.numbers else f"{n} points"
+                return f"one point at ({number(x[0])}, {number(y[0])})"
+            return f"{n} points, {self.extremes(x, y)}"
         shape = {"line with markers": f"a line through {n} points", "step line": "a step line"}.get(kind, "a line")
         if not self.numbers:
             return shape
         over = "" if kind == "line with markers" else f" over x = {span(x)}"
-        return f"{shape}{over}, {self.extremes(x, y)}"
+        return f"{shape}{over}" if along_row else f"{shape}{over}, {self.extremes(x, y)}"
 
     def guide(self, line, direction, value, row=None):
         name = self.name(line)
@@ -267,7 +272,7 @@ class _Panel:
     def bars(self, container, index, unnamed_count):
         patches = [patch for patch in container.patches if patch.get_visible()]
         if not patches:
-            return
+            return False
         horizontal = getattr(container, "orientation", "vertical") == "horizontal"
         value_axis, place_axis = ("x", "y") if horizontal else ("y", "x")
         starts = np.array([p.get_x() if horizontal else p.get_y() for p in patches], dtype=float)
@@ -292,7 +297,7 @@ class _Panel:
             base = f" (bars from {value_axis} = {number(starts[0])})"
         if not self.numbers:
             self.series.append(f"{name}: {len(patches)} bars")
-        elif len(patches) <= 12:
+        elif len(patches) <= MAX_ITEMS:
             self.series.append(f"{name}{base}: " + ", ".join(number(top) for top in tops))
         else:
             low_i, high_i = int(np.argmin(tops)), int(np.argmax(tops))
@@ -301,8 +306,10 @@ class _Panel:
                 f"(at {place_axis} = {self.at(place_axis, places[low_i])}) to {number(tops[high_i])} "
                 f"(at {place_axis} = {self.at(place_axis, places[high_i])})"
             )
+        return True
 
-    def error_bars(self, container):
+    def error_bars(self, container, of_bars=False):
+        """Error bars by their count and half-lengths; of_bars: drawn by bar(yerr=...), said after its bars."""
         halves = []
         for collection in container.lines[2]:
             if collection.get_visible():
@@ -313,6 +320,10 @@ class _Panel:
                         self.note("x", segment[:, 0])
                         self.note("y", segment[:, 1])
         if not halves:
+            return
+        if of_bars:
+            if self.numbers:
+                self.series[-1] += f" (error bars ± {span(halves)})"
             return
         name = self.name(container, "error bars")
         text = f"{name}: {len(halves)}"
@@ -362,11 +373,11 @@ class _Panel:
         across_x = not data_x or all(self.covers("x", s[:, 0]) for s in shapes)
         name = self.name(artist)
         if across_y and data_x:
-            where = "; ".join(f"x = {span(s[:, 0])}" for s in shapes)
+            where = listed([f"x = {span(s[:, 0])}" for s in shapes], separator="; ")
             self.spans.append((name, f"shaded over {where}" if self.numbers else "shaded"))
             return
         if across_x and data_y:
-            where = "; ".join(f"y = {span(s[:, 1])}" for s in shapes)
+            where = listed([f"y = {span(s[:, 1])}" for s in shapes], separator="; ")
             self.spans.append((name, f"shaded over {where}" if self.numbers else "shaded"))
             return
         points = np.concatenate(shapes)
@@ -455,10 +466,14 @@ def _panel(ax, numbers):
     images = panel.images()
     panel.lines(skip)
     unnamed_bars = sum(1 for c in bar_containers if not c.get_label() or c.get_label().startswith("_"))
+    own = {id(c.errorbar): c for c in bar_containers if getattr(c, "errorbar", None) is not None}
     for index, container in enumerate(bar_containers, start=1):
-        panel.bars(container, index, unnamed_bars)
+        said = panel.bars(container, index, unnamed_bars)
+        if said and id(getattr(container, "errorbar", None)) in own:  # bar(yerr=...): said with its bars
+            panel.error_bars(container.errorbar, of_bars=True)
     for container in error_bars:
-        panel.error_bars(container)
+        if id(container) not in own:
+            panel.error_bars(container)
     unnamed_points = []
     for collection in ax.collections:
         if collection.get_visible() and id(collection) not in skip:

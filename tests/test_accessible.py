@@ -225,7 +225,9 @@ def test_error_bars_and_legend_only_entries():
     ax.scatter([], [], marker="D", label="max_position_embeddings")  # a legend entry, drawn nowhere
     ax.legend()
     text = accessible.describe(fig)
-    assert "y: unlabelled from 0 to 1.2, accuracy: 0.5, 0.75, 1, error bars: 3, ± 0.05 to 0.2" in text
+    assert "y: unlabelled from 0 to 1.2, accuracy: 0.5, 0.75, 1 (error bars ± 0.05 to 0.2)" in text
+    ax.errorbar([0.5, 1.5], [0.6, 0.8], yerr=0.1, fmt="none", label="spread")
+    assert "spread: 2, ± 0.1" in accessible.describe(fig)
     assert "unlabelled line" not in text  # the caps and bars of the error bars are part of them
     assert "legend: max_position_embeddings" in text
 
