@@ -237,6 +237,8 @@ class _Panel:
                 return f"{n} points, x {_from(x)}"
             if n == 1:
                 return f"one point at ({number(x[0])}, {number(y[0])})"
+            if n <= MAX_ITEMS and len({number(v) for v in y}) == 1:  # marks along a line: where each one is
+                return f"{n} points at x = {', '.join(self.at('x', v) for v in x)}, all at y = {number(y[0])}"
             return f"{n} points, {self.extremes(x, y)}"
         shape = {"line with markers": f"a line through {n} points", "step line": "a step line"}.get(kind, "a line")
         if not self.numbers:

@@ -214,7 +214,8 @@ def test_title_lines_are_joined_with_a_separator_and_a_constant_is_said_once():
     ax.set_title("Pendulums at position 12\npair 0: 1.91 turns")
     text = accessible.describe(fig)
     assert "'Pendulums at position 12; pair 0: 1.91 turns'" in text
-    assert "integer: a line over x = 0 to 4, all at y = 2.8" in text and "ones: 5 points, all at y = 1" in text
+    assert "integer: a line over x = 0 to 4, all at y = 2.8" in text
+    assert "ones: 5 points at x = 0, 1, 2, 3, 4, all at y = 1" in text
     assert "2.8 to 2.8" not in text and "from 2.8 (at" not in text
     assert accessible.span([2.828, 2.828]) == "2.8" and accessible.span([0, 63]) == "0 to 63"
 
