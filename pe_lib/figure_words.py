@@ -18,9 +18,9 @@ NOISE = 1e-6  # below this a value is a rounding residue: "< 1e-06", the same on
 
 
 def number(value):
-    """A value in words that read the same on every CPU: whole numbers in full (16,384), else two significant
-    digits in plain notation (0.0089, 380, 47,000; 1.6e+07 and 5e-05 outside 0.001 to 10 million), and a
-    rounding residue as a bound ("< 1e-06")."""
+    """A value in words that read the same on every CPU: whole numbers and halves in full (16,384, 12.5), else
+    two significant digits in plain notation (0.0089, 380, 47,000; 1.6e+07 and 5e-05 outside 0.001 to 10
+    million), and a rounding residue as a bound ("< 1e-06")."""
     value = float(value)
     if value == 0:
         return "0"
@@ -32,6 +32,9 @@ def number(value):
     # A whole number, up to the last bits that differ by CPU: positions, counts, lengths.
     if abs(value - whole) <= 1e-9 * abs(value) and abs(value) < 1e7:
         return f"{whole:,}"
+    # Half a step: where bars, cells and spans begin and end (-0.5, 12.5): exact too.
+    if abs(2 * value - round(2 * value)) <= 2e-9 * abs(value) and abs(value) < 1e7:
+        return f"{value:,.1f}"
     rounded = float(f"{value:.2g}")
     if not 1e-3 <= abs(rounded) < 1e7:
         return f"{value:.2g}"

@@ -253,7 +253,7 @@ def test_unlabelled_points_on_a_category_row_take_its_name():
     ax.axvline(4096)
     ax.set_yticks([0, 1], ["GPT-2", "Llama 2"])
     text = accessible.describe(fig)
-    assert "GPT-2: a vertical line at x = 1,024, Llama 2: a vertical line at x = 2,048" in text
+    assert "vertical lines: GPT-2 at x = 1,024, Llama 2 at x = 2,048" in text
     assert "a vertical line at x = 4,096" in text
 
 
@@ -435,3 +435,45 @@ def test_drawn_values_reads_a_series_back():
         accessible.drawn_values(fig, "line")
     with pytest.raises(ValueError, match="names no visible series of the figure; its series: "):
         accessible.drawn_values(fig, "GRU")
+
+
+def test_unlabelled_series_take_the_name_of_the_legend_entry_they_look_like():
+    """11's layer plans: one unlabelled cell per layer, a legend of proxy patches (colour and hatch) names them."""
+    styles = {"RoPE": {"facecolor": "C0"}, "NoPE": {"facecolor": "0.6", "hatch": "//"}}
+    plans = {"model A": ["RoPE", "NoPE", "RoPE", "RoPE"], "model B": ["NoPE", "NoPE"]}
+    fig, ax = plt.subplots()
+    for row, plan in enumerate(plans.values()):
+        for layer, kind in enumerate(plan):
+            ax.add_patch(plt.Rectangle((layer, row - 0.4), 0.9, 0.8, **styles[kind]))
+    ax.set(xlim=(0, 4), ylim=(-0.5, 1.5))
+    ax.set_yticks([0, 1], list(plans))
+    fig.legend(handles=[plt.Rectangle((0, 0), 1, 1, **style) for style in styles.values()], labels=list(styles))
+    text = accessible.describe(fig)
+    assert "RoPE: 3 shapes (model A 3), NoPE: 3 shapes (model A 1, model B 2)" in text
+    assert "Legend" not in text  # every entry names what it drew
+    fig, ax = plt.subplots()  # points drawn unlabelled, named by a legend of empty proxies (09's schemes)
+    ax.scatter([1, 2, 3], [1, 2, 3], color="C2", marker="o")
+    ax.scatter([], [], color="C2", marker="o", label="rope")
+    ax.legend()
+    assert "rope: 3 points, x from 1 to 3, y from 1 to 3" in accessible.describe(fig)
+
+
+def test_shaded_spans_touching_each_other_are_one_span_and_halves_are_exact():
+    fig, ax = plt.subplots()
+    ax.plot(np.arange(36), np.arange(36), label="ids")
+    for index in [*range(4, 16), *range(19, 31)]:  # one span per image or video token, as notebook 11 shades them
+        ax.axvspan(index - 0.5, index + 0.5, color="0.9", lw=0)
+    assert "shaded over x = 3.5 to 15.5; 18.5 to 30.5" in accessible.describe(fig)
+    assert number(12.5) == "12.5" and number(-0.5) == "-0.5" and number(1023.5) == "1,023.5"
+
+
+def test_a_column_of_points_on_a_category_is_said_by_its_values():
+    """11's bar charts: each seed's result a dot over its category."""
+    fig, ax = plt.subplots()
+    ax.bar([0, 1], [0.6, 0.9], label="mean")
+    ax.plot(np.zeros(3), [0.5, 0.6, 0.7], "o", color="k")
+    ax.plot(np.ones(3), [0.85, 0.9, 0.95], "o", color="k")
+    ax.set_xticks([0, 1], ["all RoPE", "local RoPE +\nglobal NoPE"])
+    text = accessible.describe(fig)
+    assert "x: unlabelled (all RoPE, local RoPE + global NoPE)" in text
+    assert "all RoPE: 3 points, y from 0.5 to 0.7, local RoPE + global NoPE: 3 points, y from 0.85 to 0.95" in text
