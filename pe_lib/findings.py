@@ -29,7 +29,7 @@ _COLOURS = (
     "red|green|blue|orange|yellow|purple|violet|magenta|pink|brown|gr[ae]y|black|white|cyan|teal|turquoise|"
     "vermill?ion|maroon|navy|olive|lime|gold|beige|crimson|scarlet|bright|brighter|brightest|dark|darker|darkest"
 )
-_STYLES = "dotted|dashed|hatched|hatching|shaded|shading|dots|triangles|diamonds|crosses|squares"
+_STYLES = "dotted|dashed|hatched|hatching|shaded|shading|dots|triangles|diamonds"  # not "crosses" (zero), "squares"
 _CODE = (
     (r"\b[A-Za-z_]\w*\[[^\]]*\]", "indexing"),
     (r"\b(?:True|False|None)\b", "a Python literal"),

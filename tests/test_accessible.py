@@ -364,6 +364,7 @@ def test_a_finding_that_leans_on_colour_or_code_is_flagged(finding, flagged):
         "The integer position vector grows as p·√d_model: 998 word vectors long at position 1,000",
         "Qwen2-VL's [16, 24, 24] gives time the 16 fastest pairs; PE(p)·PE(q) is constant along diagonals",
         "With W_k = M_3 the peak moves to 3 after; softmax(PE PE^T / sqrt(d)) favours near positions",
+        "The curve crosses zero at k = 725; a least squares fit; the dot product of pe_lib's rows",
     ],
 )
 def test_a_finding_in_words_is_not_flagged(finding):
