@@ -99,9 +99,9 @@ def path_vertices(path):
 
 
 def is_steps(vertices):
-    """True when each edge of an outline is horizontal or vertical (a step histogram)."""
+    """True when each edge of an outline is horizontal or vertical (a step histogram), and it is no rectangle."""
     steps = np.diff(vertices, axis=0)
-    return len(vertices) > 3 and bool(np.all((steps[:, 0] == 0) | (steps[:, 1] == 0)))
+    return len(vertices) > 5 and bool(np.all((steps[:, 0] == 0) | (steps[:, 1] == 0)))
 
 
 _NUMBER_LABEL = r"[−-]?(\d{1,3}(,\d{3})+|\d*)(\.\d+)?([eE][+−-]?\d+)?%?"
@@ -128,3 +128,18 @@ def categories(axis, view):
     if not pairs or all(re.fullmatch(_NUMBER_LABEL, label) for _, label in pairs):
         return None
     return pairs
+
+
+def merged(intervals):
+    """(low, high) intervals with the ones that touch or overlap joined, in order."""
+    joined = []
+    for low, high in sorted(intervals):
+        if joined and low <= joined[-1][1] + 1e-9 * max(1.0, abs(joined[-1][1])):
+            joined[-1][1] = max(joined[-1][1], high)
+        else:
+            joined.append([low, high])
+    return joined
+
+
+def points_words(n):
+    return "one point" if n == 1 else f"{n} points"

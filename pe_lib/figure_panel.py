@@ -14,6 +14,7 @@ from collections import Counter
 import numpy as np
 from matplotlib.collections import LineCollection, PathCollection, PolyCollection, QuadMesh
 from matplotlib.container import BarContainer, ErrorbarContainer
+from matplotlib.patches import Rectangle
 
 from .figure_artists import (
     categories,
@@ -22,7 +23,9 @@ from .figure_artists import (
     legend_names,
     line_kind,
     look,
+    merged,
     path_vertices,
+    points_words,
     range_words,
     table_words,
 )
@@ -222,8 +225,14 @@ class _Panel:
         tops = starts + lengths  # what a reader reads off the value axis: also for bars drawn from a `bottom`
         self.note(place_axis, places)
         self.note(value_axis, np.concatenate([starts, tops]))
-        default = f"bars {index}" if unnamed_count > 1 else "bars"
-        name = self.name(container, default)
+        name = self.name(container)
+        if name is None:
+            matched = self.match(patches[0])  # bars drawn one container each, named by a legend of proxies
+            row = self.at(place_axis, places[0]) if len(patches) == 1 else None
+            if row is not None and row != number(places[0]):  # one bar on its category row: named by the row
+                name = f"{row} ({matched})" if matched else row
+            else:
+                name = matched or (f"bars {index}" if unnamed_count > 1 else "bars")
         low = self.view[value_axis][0]
         base = ""
         if (
@@ -285,7 +294,7 @@ class _Panel:
                 unnamed_points.setdefault(self.match(collection), []).append((x, y))
                 return
             where = f", x {range_words(x)}, y {range_words(y)}" if self.numbers else ""
-            self.series.append(f"{name}: {_points(x.size)}{where}{colour}")
+            self.series.append(f"{name}: {points_words(x.size)}{where}{colour}")
         elif isinstance(collection, QuadMesh):
             values = np.ma.filled(np.ma.asarray(collection.get_array(), dtype=float), np.nan)
             shape = "x".join(str(n) for n in values.shape[:2]) if values.ndim > 1 else f"{values.size}"
@@ -334,12 +343,19 @@ class _Panel:
                 text += f" (at x = {number(x[top])})"
             self.series.append(f"{name}: {text}" if name else f"unlabelled: {text}")
         else:
-            self.areas.setdefault(name, []).append((filled, x, y))
+            box = isinstance(artist, Rectangle) and not filled  # a box drawn around a cell or a region
+            self.areas.setdefault(name, []).append(("box" if box else filled, x, y))
 
     def area_words(self):
         """The bands and shapes, by name: one by its ranges; many by their count, per category row if on rows."""
         for name, shapes in self.areas.items():
-            if len(shapes) == 1:
+            if all(kind == "box" for kind, _, _ in shapes):
+                centres = [
+                    f"({number((x.min() + x.max()) / 2)}, {number((y.min() + y.max()) / 2)})" for _, x, y in shapes
+                ]
+                text = "a box" if len(shapes) == 1 else f"{len(shapes)} boxes"
+                text += f" around (x, y) = {listed(centres)}" if self.numbers else ""
+            elif len(shapes) == 1:
                 filled, x, y = shapes[0]
                 text = ("a band" if filled else "an outline") + (
                     f" over x = {span(x)}, y {range_words(y)}" if self.numbers else ""
@@ -358,13 +374,7 @@ class _Panel:
         """Shading across the view, by name, its touching intervals merged: 'shaded over x = 3.5 to 16; 18 to 30'."""
         said = []
         for (name, axis), intervals in self.span_parts.items():
-            merged = []
-            for low, high in sorted(intervals):
-                if merged and low <= merged[-1][1] + 1e-9 * max(1.0, abs(merged[-1][1])):
-                    merged[-1][1] = max(merged[-1][1], high)
-                else:
-                    merged.append([low, high])
-            where = listed([span(interval) for interval in merged], separator="; ")
+            where = listed([span(interval) for interval in merged(intervals)], separator="; ")
             text = f"shaded over {axis} = {where}" if self.numbers else "shaded"
             said.append(f"{name}: {text}" if name else text)
         return said
@@ -453,7 +463,7 @@ def describe_panel(ax, numbers=True, said=None):
         x = np.concatenate([p[0] for p in drawn])
         y = np.concatenate([p[1] for p in drawn])
         where = f", x {range_words(x)}, y {range_words(y)}" if numbers else ""
-        panel.series.append(f"{name}: {_points(x.size)}{where}" if name else f"{x.size} unlabelled points{where}")
+        panel.series.append(f"{name}: {points_words(x.size)}{where}" if name else f"{x.size} unlabelled points{where}")
     panel.patches(skip)
     panel.area_words()
 
@@ -484,7 +494,3 @@ def describe_panel(ax, numbers=True, said=None):
     if len(parts) == 1 and not ax.axison:
         return None  # an empty panel without axes: a spacer
     return ", ".join(parts)
-
-
-def _points(n):
-    return "one point" if n == 1 else f"{n} points"

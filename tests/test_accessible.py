@@ -478,3 +478,19 @@ def test_a_column_of_points_on_a_category_is_said_by_its_values():
     text = accessible.describe(fig)
     assert "x: unlabelled (all RoPE, local RoPE + global NoPE)" in text
     assert "all RoPE: 3 points, y from 0.5 to 0.7, local RoPE + global NoPE: 3 points, y from 0.85 to 0.95" in text
+
+
+def test_boxes_around_cells_and_one_bar_per_row():
+    """10's head map boxes its strongest heads; 10's bug bars are one container per row, named by a legend."""
+    fig, (left, right) = plt.subplots(1, 2)
+    left.imshow(np.zeros((30, 9)))
+    for head, layer in ((0, 16), (1, 11)):
+        left.add_patch(plt.Rectangle((head - 0.5, layer - 0.5), 1, 1, fill=False, ec="white"))
+    styles = {"the reference run": "C0", "a bug": "C3"}
+    for row, (value, kind) in enumerate(((4.95, "the reference run"), (5.28, "a bug"))):
+        right.barh([row], [value], color=styles[kind])
+    right.set_yticks([0, 1], ["each row alone", "no attention_mask"])
+    right.legend(handles=[plt.Rectangle((0, 0), 1, 1, color=c) for c in styles.values()], labels=list(styles))
+    text = accessible.describe(fig)
+    assert "unlabelled: 2 boxes around (x, y) = (0, 16), (1, 11)" in text and "step outline" not in text
+    assert "each row alone (the reference run): 5, no attention_mask (a bug): 5.3" in text  # two digits: 4.95 is 5
