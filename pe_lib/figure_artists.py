@@ -143,3 +143,16 @@ def merged(intervals):
 
 def points_words(n):
     return "one point" if n == 1 else f"{n} points"
+
+
+def error_segments(container):
+    """The half-lengths of an ErrorbarContainer's visible bars, and their end points (n, 2)."""
+    halves, ends = [], []
+    for collection in container.lines[2]:
+        if collection.get_visible():
+            for segment in collection.get_segments():
+                segment = np.asarray(segment, dtype=float)
+                if segment.shape[0] == 2:
+                    halves.append(np.abs(segment[1] - segment[0]).max() / 2)
+                    ends.append(segment)
+    return halves, np.concatenate(ends) if ends else np.empty((0, 2))

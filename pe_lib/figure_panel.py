@@ -19,6 +19,7 @@ from matplotlib.patches import Rectangle
 from .figure_artists import (
     categories,
     colour_words,
+    error_segments,
     is_steps,
     legend_names,
     line_kind,
@@ -150,23 +151,22 @@ class _Panel:
             self.series.append(text)
 
     def row_name(self, x, y):
-        """An unlabelled series drawn along one category of an axis (a row of points, a wave drawn about its
-        row, a column of seeds' dots) takes that category's name: (the one category tick within its range,
-        the axis it is on), else None."""
+        """(category, axis) of the one category tick within an unlabelled series' range (a row of points, a wave
+        about its row, a column of seeds' dots): its name; else None."""
         for which, values in (("y", y), ("x", x)):
             ticks = self.ticks[which] or ()
             if not ticks or not np.isfinite(values).any():
                 continue
             low, high = np.nanmin(values), np.nanmax(values)
-            inside = [label for tick, label in ticks if low - 1e-9 <= tick <= high + 1e-9]
+            slack = 1e-6 * (self.view[which][1] - self.view[which][0])  # a wave that starts on its row's tick
+            inside = [label for tick, label in ticks if low - slack <= tick <= high + slack]
             if len(inside) == 1:
                 return inside[0], which
         return None
 
     def line_words(self, kind, x, y, along=None):
-        """A line or points in words. along="y": drawn about a category row, its y values offsets from the row
-        (03's waves, one per dimension): only where along the row is said; along="x": a column of points at
-        one category (seeds' results), said by their values."""
+        """A line or points in words. along="y": about a category row, y offsets from it (03's waves): where
+        along the row only; along="x": a column of points at one category (seeds' results): their values."""
         n = x.size
         if kind == "points":
             if not self.numbers:
@@ -189,8 +189,8 @@ class _Panel:
         self.guide_parts.append((name, row, direction, value))
 
     def guide_words(self):
-        """Guides by name and direction: 'trained context: vertical lines: GPT-2 at x = 1,024, BERT base at x = 512',
-        'a horizontal line at y = 0', '2 horizontal lines at y = 0, 0.5'."""
+        """Guides by name and direction: 'trained context: vertical lines: GPT-2 at x = 1,024, ...', '2 horizontal
+        lines at y = 0, 0.5'."""
         groups = {}
         for name, row, direction, value in self.guide_parts:
             groups.setdefault((name, direction, bool(row)), []).append((row, value))
@@ -211,8 +211,8 @@ class _Panel:
             said.append(f"{name}: {text}" if name else text)
         return said
 
-    def bars(self, container, index, unnamed_count):
-        patches = [patch for patch in container.patches if patch.get_visible()]
+    def bars(self, container, patches, index, unnamed_count, name=None):
+        """Bars by their tops; `patches`: the visible ones to say (all of the container's, or those of one look)."""
         if not patches:
             return False
         horizontal = getattr(container, "orientation", "vertical") == "horizontal"
@@ -225,7 +225,7 @@ class _Panel:
         tops = starts + lengths  # what a reader reads off the value axis: also for bars drawn from a `bottom`
         self.note(place_axis, places)
         self.note(value_axis, np.concatenate([starts, tops]))
-        name = self.name(container)
+        name = name or self.name(container)
         if name is None:
             matched = self.match(patches[0])  # bars drawn one container each, named by a legend of proxies
             row = self.at(place_axis, places[0]) if len(patches) == 1 else None
@@ -258,17 +258,11 @@ class _Panel:
 
     def error_bars(self, container, of_bars=False):
         """Error bars by their count and half-lengths; of_bars: drawn by bar(yerr=...), said after its bars."""
-        halves = []
-        for collection in container.lines[2]:
-            if collection.get_visible():
-                for segment in collection.get_segments():
-                    segment = np.asarray(segment, dtype=float)
-                    if segment.shape[0] == 2:
-                        halves.append(np.abs(segment[1] - segment[0]).max() / 2)
-                        self.note("x", segment[:, 0])
-                        self.note("y", segment[:, 1])
+        halves, ends = error_segments(container)
         if not halves:
             return
+        self.note("x", ends[:, 0])
+        self.note("y", ends[:, 1])
         if of_bars:
             if self.numbers:
                 self.series[-1] += f" (error bars ± {span(halves)})"
@@ -449,7 +443,17 @@ def describe_panel(ax, numbers=True, said=None):
     unnamed_bars = sum(1 for c in bar_containers if not c.get_label() or c.get_label().startswith("_"))
     own = {id(c.errorbar): c for c in bar_containers if getattr(c, "errorbar", None) is not None}
     for index, container in enumerate(bar_containers, start=1):
-        drawn = panel.bars(container, index, unnamed_bars)
+        patches = [patch for patch in container.patches if patch.get_visible()]
+        looks = {}  # bars of one container that look different (04: sin filled, cos hatched), by legend entry
+        for patch in patches:
+            looks.setdefault(look(patch), []).append(patch)
+        named = {seen: panel.legend_names.get(seen) for seen in looks}
+        if len(looks) > 1 and all(named.values()) and panel.name(container) is None:
+            for seen, group in looks.items():
+                panel.names.add(named[seen])
+                panel.bars(container, group, index, unnamed_bars, name=named[seen])
+            continue
+        drawn = panel.bars(container, patches, index, unnamed_bars)
         if drawn and id(getattr(container, "errorbar", None)) in own:  # bar(yerr=...): said with its bars
             panel.error_bars(container.errorbar, of_bars=True)
     for container in error_bars:

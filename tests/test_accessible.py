@@ -494,3 +494,15 @@ def test_boxes_around_cells_and_one_bar_per_row():
     text = accessible.describe(fig)
     assert "unlabelled: 2 boxes around (x, y) = (0, 16), (1, 11)" in text and "step outline" not in text
     assert "each row alone (the reference run): 5, no attention_mask (a bug): 5.3" in text  # two digits: 4.95 is 5
+
+
+def test_bars_of_one_container_that_look_different_are_said_by_their_legend_entries():
+    """04's PE(12) bars: one container, sin columns filled and cos columns hatched, a legend of proxies."""
+    fig, ax = plt.subplots()
+    bars = ax.bar(np.arange(4), [0.1, 0.9, 0.2, 0.8])
+    for i, bar in enumerate(bars.patches):
+        bar.set(facecolor="C0" if i % 2 == 0 else "C1", hatch="" if i % 2 == 0 else "///")
+    handles = [plt.Rectangle((0, 0), 1, 1, facecolor="C0"), plt.Rectangle((0, 0), 1, 1, facecolor="C1", hatch="///")]
+    ax.legend(handles=handles, labels=["sin column", "cos column"])
+    text = accessible.describe(fig)
+    assert "sin column: 0.1, 0.2, cos column: 0.9, 0.8" in text and "legend" not in text
