@@ -51,7 +51,6 @@ class _Panel:
         self.ticks = {"x": categories(ax.xaxis, self.view["x"]), "y": categories(ax.yaxis, self.view["y"])}
         self.categories = {which: [label for _, label in ticks or ()] or None for which, ticks in self.ticks.items()}
 
-    # --- reading data ------------------------------------------------------------------------------
     def data_axes(self, transform):
         """(x is data, y is data) for an artist's transform."""
         x, y = transform.contains_branch_seperately(self.ax.transData)
@@ -105,7 +104,6 @@ class _Panel:
             return named
         return default
 
-    # --- the artists ---------------------------------------------------------------------------------
     def lines(self, skip):
         unnamed = {}
         for line in self.ax.get_lines():
@@ -185,6 +183,9 @@ class _Panel:
         return f"{shape}{over}" if along == "y" else f"{shape}{over}, {self.extremes(x, y)}"
 
     def guide(self, line, direction, value, row=None):
+        axis = "y" if direction == "horizontal" else "x"
+        if not self.view[axis][0] <= value <= self.view[axis][1] or (self.log[axis] and value <= 0):
+            return  # outside the view: not drawn (0 on a log axis)
         name = self.name(line) or self.match(line)
         self.guide_parts.append((name, row, direction, value))
 
@@ -404,7 +405,6 @@ class _Panel:
             parts.append(text + colour_words(image, table, self.numbers))
         return parts
 
-    # --- the panel in words ----------------------------------------------------------------------------
     def axis(self, which, numbers):
         ax = self.ax
         label = words(ax.get_xlabel() if which == "x" else ax.get_ylabel(), " ") or "unlabelled"
@@ -422,10 +422,8 @@ class _Panel:
 
 
 def describe_panel(ax, numbers=True, said=None):
-    """One axes in words (a clause of `describe`), or None for an empty panel without axes (a spacer).
-
-    said: a set the names of the series it describes are added to (a figure's legend then lists only others).
-    """
+    """One axes in words (a clause of `describe`), or None for an empty panel without axes (a spacer); the names
+    of the series it describes are added to the set `said` (a figure's legend then lists only the others)."""
     panel = _Panel(ax, numbers)
     skip = set()  # artists described with their container
     error_bars = []
