@@ -70,7 +70,7 @@ class Explorer:
         self.image = _TitledImage(format="png", layout=widgets.Layout(height="auto", max_width="100%"))
         self.image.add_class("pe-explorer-figure")
         # The finding, shown under the figure for every reader (not in the image's title: said once).
-        self.caption = widgets.HTML(value="", layout=widgets.Layout(max_width="100%"))
+        self.caption = widgets.HTML(value="", layout=widgets.Layout(max_width="100%"))  # then the figure's width
         self.caption.add_class("pe-explorer-caption")
         self._holding = False
         self._laid_out = False
@@ -216,6 +216,7 @@ class Explorer:
         width = f"{self.css_size()[0]:g}px"  # the height follows (auto): the aspect ratio is kept
         if self.image.layout.width != width:
             self.image.layout.width = width
+            self.caption.layout.max_width = width  # the caption wraps under the figure, as a static one does
         artists = list(self.animated_artists())
         # The axes' spines sit above their data (images, lines at the edge): draw them again on top.
         for ax in dict.fromkeys(artist.axes for artist in artists if artist.axes is not None and artist.axes.axison):
@@ -320,9 +321,9 @@ class _TitledImage(widgets.Image):
 
 
 def _caption_html(finding):
-    """The live caption's HTML: the finding as a paragraph ("" without one). ipywidgets' HTML typesets $...$."""
+    """The live caption: the finding as a paragraph in the page's body text (JupyterLab's content font, also in
+    the slides), not in the widgets' 28 px lines; "" without a finding. ipywidgets' HTML typesets $...$."""
     caption = caption_text(finding)
-    # The page's body text (JupyterLab's content font, also in the slides), not the widgets' 28 px line height.
     style = "margin: 0.3em 0 0; line-height: 1.5; font-size: var(--jp-content-font-size1, 14px)"
     return f'<p style="{style}">{html.escape(caption)}</p>' if caption else ""
 
