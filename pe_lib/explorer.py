@@ -16,13 +16,11 @@ shown at the figure's size in CSS pixels, so they are sharp on HiDPI screens; th
 its aspect ratio and shrinks with a narrow notebook, and the controls row wraps.
 Display an explorer by leaving it as the last expression of a cell. Every explorer can be
 built with no arguments (the notebook's defaults); `explorer_classes()` finds them all.
-Its display bundle also holds its current frame as a <figure> (the <img> with alt text, the finding as its
-caption) and a line of text, so that a page without a live kernel (GitHub, nbviewer, the book) shows the
-figure instead of `VBox(...)`. As for a static figure (pe_lib.accessible.show), two texts are each said
-once: `finding()`, what the frame shows now in words and numbers (the subclass's), is a visible caption under
-the live image, updated with every frame; `description()`, the controls' values and what the figure draws
-(pe_lib.accessible.describe), is the live image's title (a screen reader's name for an image without alt)
-and the frame's alt. `alt_text()` is both, for where only text can be shown.
+Its display bundle also holds its current frame as a <figure> and a line of text, so that a page without a
+live kernel (GitHub, nbviewer, the book) shows the figure instead of `VBox(...)`. As for a static figure
+(pe_lib.accessible.show), two texts are each said once: `finding()` (the subclass's: what the frame shows now)
+is a visible caption under the image, updated with every frame; `description()` (the controls' values, what
+the figure draws) is the image's title (a screen reader's name for an image without alt) and the frame's alt.
 """
 
 import collections
