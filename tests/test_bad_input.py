@@ -594,6 +594,37 @@ CASES = {
         ["finding", "string", "int"],
     ),
     "img_html empty alt": (lambda: accessible.img_html(b"", "", 1, 1), ValueError, ["alt", "non-empty string", "''"]),
+    "figure_html caption not text": (
+        lambda: accessible.figure_html(b"", "alt", 1, 1, caption=3),
+        TypeError,
+        ["caption", "string", "int"],
+    ),
+    "show quotes not numbers": (
+        lambda: accessible.show(figures.heatmap(np.ones((2, 2)), title="t"), finding="1", quotes=["one"]),
+        TypeError,
+        ["quotes", "numbers", "'one'"],
+    ),
+    "show quotes not finite": (
+        lambda: accessible.show(figures.heatmap(np.ones((2, 2)), title="t"), finding="1", quotes={"x": np.nan}),
+        ValueError,
+        ["quotes", "finite", "nan", "'x'"],
+    ),
+    "show a quote the finding does not print": (
+        lambda: accessible.show(figures.heatmap(np.ones((2, 2)), title="t"), finding="by 0.27 or more", quotes=[0.26]),
+        ValueError,
+        ["finding", "0.26", "0.27"],
+    ),
+    "finding_problems not text": (lambda: accessible.finding_problems(None), TypeError, ["text", "string", "NoneType"]),
+    "drawn_values unknown label": (
+        lambda: accessible.drawn_values(figures.offset_curves(np.arange(3), {"a": np.ones(3)}, title="t"), "b"),
+        ValueError,
+        ["label", "'b'", "'a'"],
+    ),
+    "drawn_values panel out of range": (
+        lambda: accessible.drawn_values(figures.heatmap(np.ones((2, 2)), title="t"), "a", panel=5),
+        ValueError,
+        ["panel", "figure.axes", "5"],
+    ),
     # a real model (pe_lib.llama, pe_lib.smollm)
     "llama layout": (lambda: llama.Positions(layout="neox"), ValueError, ["layout", "'neox'", "'half'"]),
     "llama angle_dtype": (lambda: llama.Positions(angle_dtype=torch.int64), ValueError, ["angle_dtype", "int64"]),
