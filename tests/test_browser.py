@@ -29,10 +29,13 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.error
+import urllib.parse
 import urllib.request
 from pathlib import Path
 
 import pytest
+from course_links import learner_files, readme_lab_command, relative_links, resolve, server_root
 
 pytestmark = pytest.mark.browser
 
@@ -260,6 +263,17 @@ def install_custom_css(config_dir):
     shutil.copyfile(CUSTOM_CSS, config_dir / "custom" / "custom.css")
 
 
+def _link_targets():
+    """Every existing file the notebooks' and docs' relative links open (tests/course_links.py)."""
+    targets = set()
+    for path in learner_files():
+        for target in relative_links(path):
+            file, _ = resolve(path, target)
+            if file is not None and file.is_file():
+                targets.add(file)
+    return targets
+
+
 def _free_port():
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -277,31 +291,44 @@ def _api(server, method, path):
 
 @pytest.fixture(scope="session")
 def lab_server():
-    """JupyterLab on 127.0.0.1 (random free port, random token), serving a temporary copy of notebooks/."""
+    """JupyterLab on 127.0.0.1 (random free port, random token), started as the README starts it.
+
+    In a temporary copy of the clone's learner files (notebooks/ and every file their links reach), with
+    the README's own `jupyter lab` arguments (so it serves the folder a learner's JupyterLab serves) and the
+    test's (no browser, a port, a token, the app exposed to the page's scripts).
+    """
     with tempfile.TemporaryDirectory(prefix="pe-browser-") as tmp:
         tmp = Path(tmp)
-        root = tmp / "notebooks"
-        shutil.copytree(NOTEBOOK_DIR, root, ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
+        clone = tmp / "clone"
+        shutil.copytree(NOTEBOOK_DIR, clone / "notebooks", ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
+        for path in _link_targets() | {ROOT / "README.md"}:  # what the learner files link to, and the README
+            if not path.is_relative_to(ROOT / "notebooks"):
+                (clone / path.relative_to(ROOT)).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(path, clone / path.relative_to(ROOT))
+        readme = readme_lab_command()
+        root = server_root(readme, cwd=clone)
         env = lab_environment(tmp)
         port, token = _free_port(), secrets.token_hex(24)
         command = [
             sys.executable,
             "-m",
             "jupyterlab",
+            *readme,
             "--no-browser",
             "--ip=127.0.0.1",
             f"--port={port}",
             "--ServerApp.port_retries=0",
             f"--IdentityProvider.token={token}",
             "--ServerApp.allow_root=True",
-            f"--ServerApp.root_dir={root}",
             "--LabApp.expose_app_in_browser=True",
             "--LabApp.custom_css=True",  # the course's code colours (binder/custom.css), as Binder has them
         ]
         log_path = tmp / "server.log"
         with open(log_path, "w") as log:
-            process = subprocess.Popen(command, cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT)
-        server = {"url": f"http://127.0.0.1:{port}", "token": token, "root": root, "process": process}
+            process = subprocess.Popen(command, cwd=clone, env=env, stdout=log, stderr=subprocess.STDOUT)
+        server = {"url": f"http://127.0.0.1:{port}", "token": token, "root": root, "clone": clone, "process": process}
+        # where the notebooks are, as JupyterLab names paths: relative to the folder it serves
+        server["notebooks"] = (clone / "notebooks").relative_to(root).as_posix().removeprefix(".")
         try:
             deadline = time.monotonic() + SERVER_START_S
             while True:
@@ -352,10 +379,15 @@ class LabPage:
         self.page.wait_for_function(JS_APP_READY, timeout=OPEN_S * 1000, polling=250)
         self.page.evaluate("async () => { await window.jupyterapp.restored; }")  # layout restored: safe to open
 
-    def open(self, relative_path):
-        """Open a notebook (in a fresh kernel) as the only document; return the page."""
+    def load(self):
+        """The page with JupyterLab loaded (loaded now if it is not yet)."""
         if self.page is None or self.page.is_closed():
             self._load()
+        return self.page
+
+    def open(self, relative_path):
+        """Open a notebook (in a fresh kernel) as the only document; return the page."""
+        self.load()
         self.errors.clear()
         self.page.evaluate(JS_OPEN, relative_path)
         self.page.wait_for_function(JS_NOTEBOOK_READY, arg=relative_path, timeout=OPEN_S * 1000, polling=250)
@@ -659,11 +691,66 @@ def _present(page, notebook):
     }
 
 
+JS_NEWS_SETTING = """async () => {
+  const settings = await window.jupyterapp.serviceManager.settings.fetch("@jupyterlab/apputils-extension:notification");
+  return settings.schema.properties.fetchNews.default;
+}"""
+JS_CURRENT_DOCUMENT = """() => {
+  const widget = window.jupyterapp.shell.currentWidget;
+  return widget && widget.context ? {path: widget.context.path, markdown: Boolean(widget.node.querySelector(
+    ".jp-MarkdownViewer .jp-RenderedMarkdown h1")), text: widget.node.innerText.slice(0, 80)} : null;
+}"""
+
+
+def test_no_news_toast(lab):
+    """JupyterLab as the course installs it asks nothing about Jupyter news: the toast covered the deck's arrows."""
+    page = lab.load()
+    assert page.evaluate(JS_NEWS_SETTING) == "false", "lab-settings/ is not installed in this environment"
+    page.wait_for_timeout(2000)  # the question comes a moment after start-up when it comes
+    assert not page.locator(".jp-Notification-Toast, .Toastify__toast").count(), page.locator("body").inner_text()[:300]
+
+
+def test_every_link_target_is_served(lab_server):
+    """JupyterLab, started as the README says, serves every file the notebooks and docs link to."""
+    missing, asked = [], 0
+    for path in learner_files():
+        for target in relative_links(path):
+            file, _ = resolve(path, target)
+            in_clone = lab_server["clone"] / file.relative_to(ROOT) if file is not None else None
+            asked += 1
+            if in_clone is None or not in_clone.is_relative_to(lab_server["root"]):
+                missing.append(f"{path.relative_to(ROOT)}: {target} (outside the folder JupyterLab serves)")
+                continue
+            served = in_clone.relative_to(lab_server["root"]).as_posix()
+            try:
+                _api(lab_server, "GET", f"/api/contents/{urllib.parse.quote(served)}?content=0")
+            except urllib.error.HTTPError as error:
+                missing.append(f"{path.relative_to(ROOT)}: {target} (JupyterLab answers {error.code})")
+    assert asked >= 60, asked
+    assert not missing, "links JupyterLab cannot open:\n" + "\n".join(missing)
+
+
+@pytest.mark.skipif(not (NOTEBOOK_DIR / "01_order_problem.ipynb").exists(), reason="no notebook 01 here")
+def test_a_link_opens_its_document(lab):
+    """A click on notebook 01's "table of sources" opens docs/sources.md, rendered (the course's default viewer)."""
+    page = lab.open("/".join(filter(None, [lab.server["notebooks"], "01_order_problem.ipynb"])))
+    try:
+        link = page.locator(".jp-NotebookPanel .jp-RenderedMarkdown a", has_text="table of sources").first
+        link.scroll_into_view_if_needed()
+        link.click()
+        expected = (lab.server["clone"] / "docs" / "sources.md").relative_to(lab.server["root"]).as_posix()
+        page.wait_for_function(f"() => ({JS_CURRENT_DOCUMENT})()?.path === {json.dumps(expected)}", timeout=30_000)
+        opened = page.evaluate(JS_CURRENT_DOCUMENT)
+        assert opened["markdown"] and "sources" in opened["text"].lower(), opened
+    finally:
+        lab.close_documents()
+
+
 @pytest.mark.skipif(not NOTEBOOKS, reason="no notebooks/NN_*.ipynb yet")
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=[path.stem for path in NOTEBOOKS])
 def test_notebook_runs_in_jupyterlab(notebook, lab, record_property):
     """Opens unmodified, runs, every widget renders and moves; then the same page presents it as slides."""
-    relative = notebook.relative_to(NOTEBOOK_DIR).as_posix()
+    relative = "/".join(filter(None, [lab.server["notebooks"], notebook.relative_to(NOTEBOOK_DIR).as_posix()]))
     start = time.perf_counter()
     page = lab.open(relative)
     python_note = ""
