@@ -746,6 +746,36 @@ def test_a_link_opens_its_document(lab):
         lab.close_documents()
 
 
+JS_DECK_ACTIVE = """async () => {
+  const settings = await window.jupyterapp.serviceManager.settings.fetch("jupyterlab-slideshow:plugin");
+  return JSON.parse(settings.raw || "{}").active;
+}"""
+
+
+@pytest.mark.skipif(not (NOTEBOOK_DIR / "01_order_problem.ipynb").exists(), reason="no notebook 01 here")
+def test_a_deck_left_open_reopens_and_its_exit_button_leaves_it(lab):
+    """As docs/teaching.md says: a page reloaded mid-show comes back presenting (whatever it shows: here the
+    Launcher, as the test's workspace is not kept); the Exit Deck button leaves it, and it stays left."""
+    page = lab.open("/".join(filter(None, [lab.server["notebooks"], "01_order_problem.ipynb"])))
+    try:
+        page.evaluate("async () => { await window.jupyterapp.commands.execute('deck:start'); }")
+        page.wait_for_function(JS_PRESENTING, timeout=KEY_S * 1000, polling=100)
+        page.reload()
+        page.wait_for_function(JS_APP_READY, timeout=OPEN_S * 1000, polling=250)
+        page.wait_for_function("() => document.body.dataset.jpDeckMode === 'presenting'", timeout=OPEN_S * 1000)
+        page.locator(".jp-Deck-Remote button.jp-deck-mod-stop").click()
+        page.wait_for_function("() => document.body.dataset.jpDeckMode !== 'presenting'", timeout=KEY_S * 1000)
+        # what a next start reads: the deck's "active" setting, off again
+        deadline = time.monotonic() + KEY_S
+        while page.evaluate(JS_DECK_ACTIVE) is not False and time.monotonic() < deadline:
+            time.sleep(0.25)
+        assert page.evaluate(JS_DECK_ACTIVE) is False, "the deck would come back at the next start"
+    finally:
+        if not page.is_closed():
+            page.evaluate(JS_STOP_DECK)
+        lab.close_documents()
+
+
 @pytest.mark.skipif(not NOTEBOOKS, reason="no notebooks/NN_*.ipynb yet")
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=[path.stem for path in NOTEBOOKS])
 def test_notebook_runs_in_jupyterlab(notebook, lab, record_property):
