@@ -45,7 +45,7 @@ def readme_table(data):
     for row in data["notebook"]:
         link = f"[{row['title']}](notebooks/{row['file']})"
         binder = f"[![Binder]({BADGE})]({BINDER}{row['file']})"
-        busy = _seconds(row.get("busy_s"))
+        busy = row.get("busy_text") or _seconds(row.get("busy_s"))
         cells = [number(row), link, row["shows"], row["study"], _seconds(row.get("quiet_s")), busy, binder]
         lines.append("| " + " | ".join(cells) + " |")
     runs = data["runs_in"]
