@@ -1,0 +1,278 @@
+"""The atlas: the position scheme of every architecture transformers knows, read from its config class defaults.
+
+    python -m pe_lib.atlas            regenerate pe_lib/data/atlas.json and pe_lib/data/rope_rules.json
+    python -m pe_lib.atlas --check    regenerate in memory and compare with the committed files (exit 1 if not)
+
+transformers documents each config class's defaults as its reference checkpoint's configuration. For every
+model_type of CONFIG_MAPPING the script records what the defaults say about positions: the scheme (RoPE and
+its variant, learned table, sinusoidal, ALiBi, relative bias, convolutional, none), how it decided (a config
+key, a sub-config, or the modeling code), and, for RoPE models, the auditor's per-layer plan (layer kinds,
+RoPE or NoPE per layer). rope_rules.json is what the reader (pe_lib.rope_config) needs to know about
+transformers per model type: which features pair up, whether the default RoPE honours partial_rotary_factor,
+the values its config class fills in. load_atlas() / counts() read the committed file (no transformers import).
+Defaults are not checkpoints: data/atlas_spot_checks.json compares them with published config.json files.
+"""
+
+import argparse
+import dataclasses
+import importlib
+import inspect
+import json
+import re
+import sys
+from collections import Counter
+from importlib import resources
+
+from . import layer_schemes, rope_config
+from .data import load_json
+
+ATLAS_FILE = "atlas.json"
+SPOT_CHECKS_FILE = "atlas_spot_checks.json"
+SCHEMES = ("rope", "learned", "sinusoidal", "alibi", "relative_bias", "conv", "none", "unknown")
+ROPE_VARIANTS = ("full", "partial", "proportional", "mrope", "axial")
+# Modeling-code patterns, tried in this order when the config itself does not say (first match wins).
+_CODE_PATTERNS = (
+    ("alibi", r"build_alibi|alibi_bias|def _get_alibi|alibi_slopes"),
+    ("relative_bias", r"relative_attention_bias|relative_position_bias_table|rel_pos_bias|position_buckets|rel_embeddings"),
+    ("conv", r"PositionalConvEmbedding|pos_conv_embed"),
+    ("sinusoidal", r"[Ss]inusoidal[A-Za-z]*Embedding|def sinusoids\(|get_sinusoid|SinusoidsPositionEmbedding"),
+    ("learned", r"nn\.Embedding\(\s*(self\.)?(config\.)?(max_position_embeddings|n_positions|max_positions|num_positions|"
+                r"max_source_positions|max_target_positions|n_ctx)|(position_embeddings|pos_embed|position_embedding|"
+                r"wpe|embed_positions)\s*=\s*nn\.(Parameter|Embedding)"),
+    ("rope", r"RotaryEmbedding|rotate_half|freqs_cis"),
+)  # fmt: skip
+# Names a config class may alias to its own keys (attribute_map), which the reader must follow.
+_ALIASED = ("head_dim", "hidden_size", "num_attention_heads", "num_hidden_layers", "max_position_embeddings",
+            "layer_types", "sliding_window", "rope_parameters", "partial_rotary_factor")  # fmt: skip
+# Image models whose RoPE turns patch coordinates, not token positions (their per-axis frequencies are not audited).
+_VISION_2D = ("eomt_dinov3", "efficientloftr", "llama4_vision_model")
+_SUB_CONFIGS = ("text_config", "thinker_config", "language_config", "llm_config", "decoder_config", "decoder")
+_NO_ATTENTION_HINTS = ("state_size", "ssm_", "conv_kernel", "rescale_every", "num_channels")
+
+
+def _transformers():
+    import transformers
+
+    from . import transformers_rotary
+
+    return transformers, transformers_rotary
+
+
+def _modeling_source(model_type, config_class):
+    transformers, _ = _transformers()
+    from transformers.models.auto.modeling_auto import MODEL_MAPPING_NAMES
+
+    name = config_class.__module__.replace(".configuration_", ".modeling_")
+    model_class = MODEL_MAPPING_NAMES.get(model_type)
+    for find in (lambda: name, lambda: getattr(transformers, model_class).__module__):
+        try:
+            return inspect.getsource(importlib.import_module(find()))
+        except (ImportError, OSError, AttributeError, TypeError):  # no such module, or one needing torchaudio
+            continue
+    return ""
+
+
+def _rope_variant(parameters):
+    values = [v for v in parameters.values() if isinstance(v, dict)] or [parameters]
+    kinds = {v.get("rope_type", v.get("type", "default")) for v in values}
+    if "axial" in kinds:
+        return "axial"
+    if any(v.get("mrope_section") for v in values):
+        return "mrope"
+    if "proportional" in kinds:
+        return "proportional"
+    if any((v.get("partial_rotary_factor") or 1.0) < 1.0 for v in values):
+        return "partial"
+    return "full"
+
+
+def _layer_mix(defaults):
+    """{kind: count} of the auditor's per-layer plan of the class defaults, or None if it cannot plan them."""
+    try:
+        plan = layer_schemes.layer_plan(defaults)
+    except (TypeError, ValueError, KeyError):
+        return None
+    return dict(Counter(layer_schemes.layer_kind(layer) for layer in plan))
+
+
+def classify(model_type):
+    """One atlas entry: what transformers' config class defaults for `model_type` say about positions."""
+    _, tr = _transformers()
+    cls = tr.config_class(model_type)
+    entry = {"model_type": model_type, "config_class": cls.__name__}
+    try:
+        config = tr.config_defaults(model_type)
+    except Exception as error:  # noqa: BLE001 - a config class whose defaults do not validate
+        return {**entry, "scheme": "unknown", "evidence": f"defaults do not build: {type(error).__name__}"}
+    values = config.to_dict()
+    for key in _SUB_CONFIGS:
+        sub = values.get(key)
+        if isinstance(sub, dict) and sub.get("model_type") and sub.get("model_type") != model_type:
+            try:
+                inner = classify(sub["model_type"])
+            except ValueError:
+                continue
+            keep = ("scheme", "variant", "rope_type", "base", "fraction", "layers", "per_layer_mix")
+            return {**entry, **{k: inner[k] for k in keep if k in inner}, "evidence": f"{key}: {sub['model_type']}"}
+    return {**entry, **_scheme_of(model_type, cls, values)}
+
+
+def _scheme_of(model_type, cls, values):
+    kind = values.get("position_embedding_type")
+    if isinstance(kind, str) and kind.startswith("relative"):
+        return {"scheme": "relative_bias", "evidence": f"position_embedding_type = {kind!r}"}
+    parameters = values.get("rope_parameters")
+    if parameters and kind in (None, "rotary", "rope"):
+        return _rope_entry(model_type, values, parameters, "rope_parameters")
+    if any(values.get(key) is not None for key in ("rotary_dim", "rotary_pct", "rotary_emb_base")) and kind is None:
+        return _rope_entry(model_type, values, {}, "rotary_dim / rotary_pct")
+    if values.get("relative_attention_num_buckets"):
+        return {"scheme": "relative_bias", "evidence": "relative_attention_num_buckets (T5's buckets)"}
+    if values.get("alibi") or (values.get("attn_config") or {}).get("alibi"):
+        return {"scheme": "alibi", "evidence": "alibi = True"}
+    if kind == "absolute":
+        return {"scheme": "learned", "evidence": "position_embedding_type = 'absolute'"}
+    source = _modeling_source(model_type, cls)
+    for scheme, pattern in _CODE_PATTERNS:
+        if re.search(pattern, source):
+            return {"scheme": scheme, "evidence": f"modeling code: /{pattern[:40]}/"}
+    heads = any(re.search(r"(num_)?(attention_)?heads?$|n_head", key) for key in values)
+    reason = "no attention heads in the config" if not heads else "attention, no position code found"
+    return {"scheme": "none" if not heads else "unknown", "evidence": reason}
+
+
+def _rope_entry(model_type, values, parameters, evidence):
+    entry = {"scheme": "rope", "variant": _rope_variant(parameters) if parameters else "full", "evidence": evidence}
+    if entry["variant"] == "axial":
+        return entry
+    try:
+        labels = rope_config.rope_layer_types(values) or (None,)
+        schemes = [rope_config.rope_from_config(values, label) for label in labels]
+    except (TypeError, ValueError, KeyError) as error:
+        return {**entry, "reader": f"refused: {error}"}
+    schemes = [s for s in schemes if s is not None]
+    if schemes:
+        entry.update(rope_type=sorted({s.rope_type for s in schemes}), base=sorted({s.base for s in schemes}),
+                     fraction=sorted({round(s.fraction, 4) for s in schemes}))  # fmt: skip
+        if entry["variant"] == "full" and min(entry["fraction"]) < 1:
+            entry["variant"] = "partial"
+    mix = _layer_mix(values)
+    if mix is not None:
+        entry["layers"] = mix
+        entry["per_layer_mix"] = len(mix) > 1 or len({s.base for s in schemes}) > 1
+    return entry
+
+
+def rules_for(model_type):
+    """What rope_config needs to know about transformers for a RoPE `model_type` (see rope_config.model_rules)."""
+    _, tr = _transformers()
+    cls = tr.config_class(model_type)
+    defaults = tr.config_defaults(model_type)
+    fields = {f.name: f.default for f in dataclasses.fields(cls)} if dataclasses.is_dataclass(cls) else {}
+    keep = ("head_dim", "hidden_size", "num_attention_heads", "max_position_embeddings", "qk_rope_head_dim")
+    filled = {}
+    try:  # what a flat rope dict without rope_theta / partial_rotary_factor gets from the class
+        probe = tr.from_dict({"model_type": model_type, "rope_parameters": {"rope_type": "default"}}).rope_parameters
+        filled = {k: probe[k] for k in ("rope_theta", "partial_rotary_factor") if isinstance(probe.get(k), float)}
+    except Exception:  # noqa: BLE001, S110 - the class refuses a flat dict: nothing to fill
+        pass
+    rules = {
+        "pairing": tr.pairing(model_type),
+        "honours_partial": tr.honours_partial(model_type),
+        "defaults": {
+            **{k: fields[k] for k in keep if isinstance(fields.get(k), int) and not isinstance(fields[k], bool)},
+            **filled,
+            "rope_parameters": defaults.to_dict().get("rope_parameters"),
+        },
+    }
+    labels = getattr(cls, "_rope_type_labels", None)
+    if labels:
+        rules["labels"] = list(labels)
+    aliases = {k: v for k, v in (getattr(cls, "attribute_map", None) or {}).items() if k in _ALIASED}
+    if aliases:
+        rules["attribute_map"] = aliases
+    source = inspect.getsource(cls)
+    forced = re.search(r"self\.head_dim = (self\.\w+(?: [+] self\.\w+)*|self\.hidden_size // self\.num_attention_heads)$",
+                       source, re.M)  # fmt: skip
+    if forced:
+        rules["head_dim_rule"] = forced.group(1).replace("self.", "").replace(" ", "")
+    rotary = inspect.getsource(tr.rotary_module(defaults).__class__) if tr.rotary_module(defaults) else ""
+    if "inv_freq_3d" in rotary:
+        rules["frequency_order"] = "ernie_3d"  # ERNIE 4.5 VL: height/width pairs de-interleaved, time pairs last
+    if model_type in _VISION_2D:
+        rules["vision_2d"] = True
+    return rules
+
+
+def build():
+    """(atlas, rules) regenerated from the installed transformers."""
+    transformers, tr = _transformers()
+    from transformers import CONFIG_MAPPING
+
+    version, entries, rules = transformers.__version__, [], {}
+    with tr.quiet():
+        for model_type in sorted(CONFIG_MAPPING.keys()):
+            try:
+                parameters = tr.config_defaults(model_type).to_dict().get("rope_parameters")
+            except Exception:  # noqa: BLE001 - reported in the atlas entry
+                continue
+            if parameters and _rope_variant(parameters) != "axial":
+                rules[model_type] = rules_for(model_type)
+        rules = {"transformers_version": version, "about": _RULES_ABOUT, "models": rules}
+        rope_config.use_rules(rules)  # the atlas reads every config with the rules just probed
+        entries = [classify(model_type) for model_type in sorted(CONFIG_MAPPING.keys())]
+    return {"transformers_version": version, "about": _ABOUT, "models": entries}, rules
+
+
+_ABOUT = ("The position scheme of every model_type in transformers' CONFIG_MAPPING, read from its config class "
+          "defaults by `python -m pe_lib.atlas` (see pe_lib/atlas.py); `checked` marks the entries compared with a "
+          "published config.json in atlas_spot_checks.json.")  # fmt: skip
+_RULES_ABOUT = ("What transformers does per RoPE model_type, probed by running it (pe_lib/transformers_rotary.py): "
+                "pairing, whether the default RoPE honours partial_rotary_factor, class defaults; read by "
+                "pe_lib.rope_config.")  # fmt: skip
+
+
+def load_atlas():
+    """The committed atlas: {"transformers_version", "about", "models": [entry, ...]}, entries marked `checked`."""
+    atlas = load_json(ATLAS_FILE)
+    checked = {fact["model_type"] for fact in load_json(SPOT_CHECKS_FILE)["checks"]}
+    for entry in atlas["models"]:
+        entry["checked"] = entry["model_type"] in checked
+    return atlas
+
+
+def counts(atlas=None, key="scheme"):
+    """{value: number of model types} for one field of the atlas entries (scheme, variant, per_layer_mix)."""
+    atlas = load_atlas() if atlas is None else atlas
+    return dict(Counter(entry.get(key) for entry in atlas["models"] if key in entry))
+
+
+def _dump(value):
+    return json.dumps(value, indent=1, sort_keys=False, ensure_ascii=False) + "\n"
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python -m pe_lib.atlas", description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="compare with the committed files, write nothing")
+    args = parser.parse_args(argv)
+    atlas, rules = build()
+    folder = resources.files("pe_lib.data")
+    stale = []
+    for name, value in ((ATLAS_FILE, atlas), (rope_config.RULES_FILE, rules)):
+        path = folder.joinpath(name)
+        if args.check:
+            if not path.is_file() or path.read_text(encoding="utf-8") != _dump(value):
+                stale.append(name)
+        else:
+            with open(str(path), "w", encoding="utf-8") as handle:
+                handle.write(_dump(value))
+    if stale:
+        print(f"differs from transformers {atlas['transformers_version']}: {', '.join(stale)}", file=sys.stderr)
+        return 1
+    print(f"{len(atlas['models'])} model types, {len(rules['models'])} RoPE rules (transformers "
+          f"{atlas['transformers_version']}){'' if args.check else ': written'}")  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
