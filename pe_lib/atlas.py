@@ -33,12 +33,15 @@ ROPE_VARIANTS = ("full", "partial", "proportional", "mrope", "axial")
 # Modeling-code patterns, tried in this order when the config itself does not say (first match wins).
 _CODE_PATTERNS = (
     ("alibi", r"build_alibi|alibi_bias|def _get_alibi|alibi_slopes"),
-    ("relative_bias", r"relative_attention_bias|relative_position_bias_table|rel_pos_bias|position_buckets|rel_embeddings"),
+    ("relative_bias", r"relative_attention_bias|relative_position_bias_table|rel_pos_bias|position_buckets|rel_embeddings|"
+                      r"relative_position_index|attention_biases|self\.rpb\b|relative_positional_encoding"),
     ("conv", r"PositionalConvEmbedding|pos_conv_embed"),
-    ("sinusoidal", r"[Ss]inusoidal[A-Za-z]*Embedding|def sinusoids\(|get_sinusoid|SinusoidsPositionEmbedding"),
+    ("sinusoidal", r"[Ss]inusoidal[A-Za-z]*Embedding|def sinusoids\(|get_sinusoid|SinusoidsPositionEmbedding|"
+                   r"def positional_encoding|angle_defn"),
     ("learned", r"nn\.Embedding\(\s*(self\.)?(config\.)?(max_position_embeddings|n_positions|max_positions|num_positions|"
                 r"max_source_positions|max_target_positions|n_ctx)|(position_embeddings|pos_embed|position_embedding|"
-                r"wpe|embed_positions)\s*=\s*nn\.(Parameter|Embedding)"),
+                r"wpe|embed_positions)\s*=\s*nn\.(Parameter|Embedding)|LearnedPositionalEmbedding|"
+                r"PositionalEmbedding\(nn\.Embedding\)"),
     ("rope", r"RotaryEmbedding|rotate_half|freqs_cis"),
 )  # fmt: skip
 # Names a config class may alias to its own keys (attribute_map), which the reader must follow.
@@ -47,7 +50,7 @@ _ALIASED = ("head_dim", "hidden_size", "num_attention_heads", "num_hidden_layers
 # Image models whose RoPE turns patch coordinates, not token positions (their per-axis frequencies are not audited).
 _VISION_2D = ("eomt_dinov3", "efficientloftr", "llama4_vision_model")
 _SUB_CONFIGS = ("text_config", "thinker_config", "language_config", "llm_config", "decoder_config", "decoder")
-_NO_ATTENTION_HINTS = ("state_size", "ssm_", "conv_kernel", "rescale_every", "num_channels")
+_RECURRENT_HINTS = ("state_size", "ssm_state_size", "mamba_d_state", "rescale_every", "slstm", "mlstm")
 
 
 def _transformers():
@@ -105,16 +108,28 @@ def classify(model_type):
     except Exception as error:  # noqa: BLE001 - a config class whose defaults do not validate
         return {**entry, "scheme": "unknown", "evidence": f"defaults do not build: {type(error).__name__}"}
     values = config.to_dict()
-    for key in _SUB_CONFIGS:
+    subs = [k for k in _SUB_CONFIGS if k in values] + sorted(k for k, v in values.items() if k.endswith("_config")
+                                                             and isinstance(v, dict) and k not in _SUB_CONFIGS)
+    own = values.get("rope_parameters") or any(re.search(r"(num_)?(attention_)?heads?$|n_head", k) for k in values)
+    for key in subs if not own or any(k in values for k in _SUB_CONFIGS) else ():
         sub = values.get(key)
         if isinstance(sub, dict) and sub.get("model_type") and sub.get("model_type") != model_type:
             try:
                 inner = classify(sub["model_type"])
             except ValueError:
                 continue
-            keep = ("scheme", "variant", "rope_type", "base", "fraction", "layers", "per_layer_mix")
+            keep = ("scheme", "variant", "rope_type", "base", "fraction", "layers", "per_layer_mix", "defaults")
             return {**entry, **{k: inner[k] for k in keep if k in inner}, "evidence": f"{key}: {sub['model_type']}"}
-    return {**entry, **_scheme_of(model_type, cls, values)}
+    entry.update(_scheme_of(model_type, cls, values))
+    readable = rope_config.read_config(values)
+    sizes = {"max_position_embeddings": _first(readable, "max_position_embeddings", "n_positions", "max_seq_len"),
+             "head_dim": readable.get("head_dim"), "sliding_window": readable.get("sliding_window")}  # fmt: skip
+    entry["defaults"] = {k: v for k, v in sizes.items() if isinstance(v, int) and not isinstance(v, bool)}
+    return entry
+
+
+def _first(config, *keys):
+    return next((config[k] for k in keys if config.get(k) is not None), None)
 
 
 def _scheme_of(model_type, cls, values):
@@ -136,8 +151,11 @@ def _scheme_of(model_type, cls, values):
     for scheme, pattern in _CODE_PATTERNS:
         if re.search(pattern, source):
             return {"scheme": scheme, "evidence": f"modeling code: /{pattern[:40]}/"}
+    if any(hint in key for key in values for hint in _RECURRENT_HINTS):
+        return {"scheme": "none", "evidence": "recurrent or state-space layers: order from the recurrence"}
     heads = any(re.search(r"(num_)?(attention_)?heads?$|n_head", key) for key in values)
-    reason = "no attention heads in the config" if not heads else "attention, no position code found"
+    reason = "no attention heads in the config (a convolutional or recurrent network)" if not heads else (
+        "attention, but neither the config nor the modeling code names its positions")  # fmt: skip
     return {"scheme": "none" if not heads else "unknown", "evidence": reason}
 
 
@@ -239,6 +257,47 @@ def load_atlas():
     for entry in atlas["models"]:
         entry["checked"] = entry["model_type"] in checked
     return atlas
+
+
+def published_facts(check):
+    """The facts a spot check records: its `published` values, else those its config.json excerpt states."""
+    if check.get("published"):
+        return dict(check["published"])
+    config = check["config"]
+    labels = rope_config.rope_layer_types(config) or (None,)
+    schemes = [s for s in (rope_config.rope_from_config(config, label) for label in labels) if s is not None]
+    facts = {"scheme": "rope", "base": sorted({s.base for s in schemes}), "rope_type": sorted({s.rope_type for s in schemes}),
+             "fraction": sorted({round(s.fraction, 4) for s in schemes}),
+             "max_position_embeddings": _first(config, "max_position_embeddings", "n_positions"),
+             "sliding_window": config.get("sliding_window")}  # fmt: skip
+    return facts
+
+
+def spot_check(atlas=None):
+    """Each spot check against the atlas entry (config class defaults) of its model_type.
+
+    Returns (rows, summary): rows of {name, model_type, field, published, default, same}; summary {field:
+    (same, compared)} over the fields both sides state (scheme, base, fraction, rope_type,
+    max_position_embeddings, sliding_window).
+    """
+    atlas = load_atlas() if atlas is None else atlas
+    entries = {entry["model_type"]: entry for entry in atlas["models"]}
+    rows, summary = [], {}
+    for check in load_json(SPOT_CHECKS_FILE)["checks"]:
+        entry, facts = entries[check["model_type"]], published_facts(check)
+        defaults = {**entry.get("defaults", {}), **{k: entry.get(k) for k in ("scheme", "base", "fraction", "rope_type")}}
+        for field in ("scheme", "base", "fraction", "rope_type", "max_position_embeddings", "sliding_window"):
+            published, default = facts.get(field), defaults.get(field)
+            if field in ("base", "fraction", "rope_type") and published is not None and not isinstance(published, list):
+                published = [published]
+            if published is None and field != "sliding_window":
+                continue
+            same = published == default
+            rows.append({"name": check["name"], "model_type": check["model_type"], "field": field,
+                         "published": published, "default": default, "same": same})  # fmt: skip
+            done, total = summary.get(field, (0, 0))
+            summary[field] = (done + same, total + 1)
+    return rows, summary
 
 
 def counts(atlas=None, key="scheme"):

@@ -340,10 +340,13 @@ def rope_from_config(config, layer_type=None):
         raise ValueError(
             f"config names no RoPE (none of the keys {', '.join(ROPE_KEYS)}): its positions are not rotary"
         )
-    parameters = rope_parameters(config)[layer_type]
+    if rules.get("vision_2d"):
+        parameters = {"rope_type": "axial"}
+    else:
+        parameters = rope_parameters(config)[layer_type]
     if parameters is None:  # a layer type without RoPE (NoPE)
         return None
-    if parameters["rope_type"] == "axial" or rules.get("vision_2d"):
+    if parameters["rope_type"] == "axial":
         raise ValueError(
             f"{config.get('model_type')!r} turns patch coordinates with a 2-D (axial) RoPE, a vision encoder's: this "
             f"reader audits RoPE over token positions (pe_lib.multidim has axial RoPE)"
