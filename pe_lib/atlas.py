@@ -22,6 +22,7 @@ import re
 import sys
 from collections import Counter
 from importlib import resources
+from pathlib import Path
 
 from . import layer_schemes, rope_config
 from .data import load_json
@@ -29,20 +30,22 @@ from .data import load_json
 ATLAS_FILE = "atlas.json"
 SPOT_CHECKS_FILE = "atlas_spot_checks.json"
 SCHEMES = ("rope", "learned", "sinusoidal", "alibi", "relative_bias", "conv", "none", "unknown")
-ROPE_VARIANTS = ("full", "partial", "proportional", "mrope", "axial")
+ROPE_VARIANTS = ("full", "partial", "proportional", "mrope", "axial", "unspecified")
 # Modeling-code patterns, tried in this order when the config itself does not say (first match wins).
 _CODE_PATTERNS = (
     ("alibi", r"build_alibi|alibi_bias|def _get_alibi|alibi_slopes"),
-    ("relative_bias", r"relative_attention_bias|relative_position_bias_table|rel_pos_bias|position_buckets|rel_embeddings|"
+    ("relative_bias", r"relative_attention_bias|relative_position_bias_table|rel_pos_bias|position_buckets|"
+                      r"rel_embeddings|"
                       r"relative_position_index|attention_biases|self\.rpb\b|relative_positional_encoding"),
     ("conv", r"PositionalConvEmbedding|pos_conv_embed"),
     ("sinusoidal", r"[Ss]inusoidal[A-Za-z]*Embedding|def sinusoids\(|get_sinusoid|SinusoidsPositionEmbedding|"
                    r"def positional_encoding|angle_defn"),
-    ("learned", r"nn\.Embedding\(\s*(self\.)?(config\.)?(max_position_embeddings|n_positions|max_positions|num_positions|"
+    ("learned", r"nn\.Embedding\(\s*(self\.)?(config\.)?(max_position_embeddings|n_positions|max_positions|"
+                r"num_positions|"
                 r"max_source_positions|max_target_positions|n_ctx)|(position_embeddings|pos_embed|position_embedding|"
                 r"wpe|embed_positions)\s*=\s*nn\.(Parameter|Embedding)|LearnedPositionalEmbedding|"
                 r"PositionalEmbedding\(nn\.Embedding\)"),
-    ("rope", r"RotaryEmbedding|rotate_half|freqs_cis"),
+    ("rope", r"class \w*Rotary\w*\(|\.rotary_emb\(|freqs_cis"),  # defined and used, not a copied helper
 )  # fmt: skip
 # Names a config class may alias to its own keys (attribute_map), which the reader must follow.
 _ALIASED = ("head_dim", "hidden_size", "num_attention_heads", "num_hidden_layers", "max_position_embeddings",
@@ -62,25 +65,28 @@ def _transformers():
 
 
 def _modeling_source(model_type, config_class):
+    """The text of the modeling file next to the config class's (read, not imported: cheap), else of the module of
+    the model class transformers maps the type to (a few config types borrow Llama's), else ''."""
     transformers, _ = _transformers()
     from transformers.models.auto.modeling_auto import MODEL_MAPPING_NAMES
 
-    name = config_class.__module__.replace(".configuration_", ".modeling_")
+    path = Path(inspect.getsourcefile(config_class))
+    path = path.with_name(path.name.replace("configuration_", "modeling_"))
+    if path.is_file():
+        return path.read_text(encoding="utf-8")
     model_class = MODEL_MAPPING_NAMES.get(model_type)
-    for find in (lambda: name, lambda: getattr(transformers, model_class).__module__):
-        try:
-            return inspect.getsource(importlib.import_module(find()))
-        except (ImportError, OSError, AttributeError, TypeError):  # no such module, or one needing torchaudio
-            continue
-    return ""
+    try:
+        return inspect.getsource(importlib.import_module(getattr(transformers, model_class).__module__))
+    except (ImportError, OSError, AttributeError, TypeError):  # no such module, or one needing torchaudio
+        return ""
 
 
-def _rope_variant(parameters):
+def _rope_variant(parameters, model_type=None):
     values = [v for v in parameters.values() if isinstance(v, dict)] or [parameters]
     kinds = {v.get("rope_type", v.get("type", "default")) for v in values}
     if "axial" in kinds:
         return "axial"
-    if any(v.get("mrope_section") for v in values):
+    if any(v.get("mrope_section") for v in values) or rope_config.model_rules(model_type).get("mrope_section"):
         return "mrope"
     if "proportional" in kinds:
         return "proportional"
@@ -108,8 +114,9 @@ def classify(model_type):
     except Exception as error:  # noqa: BLE001 - a config class whose defaults do not validate
         return {**entry, "scheme": "unknown", "evidence": f"defaults do not build: {type(error).__name__}"}
     values = config.to_dict()
-    subs = [k for k in _SUB_CONFIGS if k in values] + sorted(k for k, v in values.items() if k.endswith("_config")
-                                                             and isinstance(v, dict) and k not in _SUB_CONFIGS)
+    subs = [k for k in _SUB_CONFIGS if k in values] + sorted(
+        k for k, v in values.items() if k.endswith("_config") and isinstance(v, dict) and k not in _SUB_CONFIGS
+    )
     own = values.get("rope_parameters") or any(re.search(r"(num_)?(attention_)?heads?$|n_head", k) for k in values)
     for key in subs if not own or any(k in values for k in _SUB_CONFIGS) else ():
         sub = values.get(key)
@@ -150,7 +157,8 @@ def _scheme_of(model_type, cls, values):
     source = _modeling_source(model_type, cls)
     for scheme, pattern in _CODE_PATTERNS:
         if re.search(pattern, source):
-            return {"scheme": scheme, "evidence": f"modeling code: /{pattern[:40]}/"}
+            found = {"scheme": scheme, "evidence": f"modeling code: /{pattern[:40]}/"}
+            return {**found, "variant": "unspecified"} if scheme == "rope" else found
     if any(hint in key for key in values for hint in _RECURRENT_HINTS):
         return {"scheme": "none", "evidence": "recurrent or state-space layers: order from the recurrence"}
     heads = any(re.search(r"(num_)?(attention_)?heads?$|n_head", key) for key in values)
@@ -160,7 +168,11 @@ def _scheme_of(model_type, cls, values):
 
 
 def _rope_entry(model_type, values, parameters, evidence):
-    entry = {"scheme": "rope", "variant": _rope_variant(parameters) if parameters else "full", "evidence": evidence}
+    entry = {
+        "scheme": "rope",
+        "variant": _rope_variant(parameters, model_type) if parameters else "full",
+        "evidence": evidence,
+    }
     if entry["variant"] == "axial":
         return entry
     try:
@@ -210,7 +222,8 @@ def rules_for(model_type):
     if aliases:
         rules["attribute_map"] = aliases
     source = inspect.getsource(cls)
-    forced = re.search(r"self\.head_dim = (self\.\w+(?: [+] self\.\w+)*|self\.hidden_size // self\.num_attention_heads)$",
+    forced = re.search(r"self\.head_dim = (self\.\w+(?: [+] self\.\w+)*|"
+                       r"self\.hidden_size // self\.num_attention_heads)$",
                        source, re.M)  # fmt: skip
     if forced:
         rules["head_dim_rule"] = forced.group(1).replace("self.", "").replace(" ", "")
@@ -219,6 +232,9 @@ def rules_for(model_type):
         rules["frequency_order"] = "ernie_3d"  # ERNIE 4.5 VL: height/width pairs de-interleaved, time pairs last
     if model_type in _VISION_2D:
         rules["vision_2d"] = True
+    section = re.search(r'rope_parameters\.get\("mrope_section",\s*(\[[\d,\s]+\])\)', _modeling_source(model_type, cls))
+    if section:  # M-RoPE whose modeling code supplies the sections a config leaves out (Qwen2-VL: [16, 24, 24])
+        rules["mrope_section"] = json.loads(section.group(1))
     return rules
 
 
@@ -266,7 +282,8 @@ def published_facts(check):
     config = check["config"]
     labels = rope_config.rope_layer_types(config) or (None,)
     schemes = [s for s in (rope_config.rope_from_config(config, label) for label in labels) if s is not None]
-    facts = {"scheme": "rope", "base": sorted({s.base for s in schemes}), "rope_type": sorted({s.rope_type for s in schemes}),
+    facts = {"scheme": "rope", "base": sorted({s.base for s in schemes}),
+             "rope_type": sorted({s.rope_type for s in schemes}),
              "fraction": sorted({round(s.fraction, 4) for s in schemes}),
              "max_position_embeddings": _first(config, "max_position_embeddings", "n_positions"),
              "sliding_window": config.get("sliding_window")}  # fmt: skip
@@ -285,7 +302,10 @@ def spot_check(atlas=None):
     rows, summary = [], {}
     for check in load_json(SPOT_CHECKS_FILE)["checks"]:
         entry, facts = entries[check["model_type"]], published_facts(check)
-        defaults = {**entry.get("defaults", {}), **{k: entry.get(k) for k in ("scheme", "base", "fraction", "rope_type")}}
+        defaults = {
+            **entry.get("defaults", {}),
+            **{k: entry.get(k) for k in ("scheme", "base", "fraction", "rope_type")},
+        }
         for field in ("scheme", "base", "fraction", "rope_type", "max_position_embeddings", "sliding_window"):
             published, default = facts.get(field), defaults.get(field)
             if field in ("base", "fraction", "rope_type") and published is not None and not isinstance(published, list):
@@ -306,8 +326,9 @@ def counts(atlas=None, key="scheme"):
     return dict(Counter(entry.get(key) for entry in atlas["models"] if key in entry))
 
 
-def _dump(value):
-    return json.dumps(value, indent=1, sort_keys=False, ensure_ascii=False) + "\n"
+def dump(value):
+    """The committed text of a generated file (sorted keys: transformers' nested dicts come in varying order)."""
+    return json.dumps(value, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
 
 
 def main(argv=None):
@@ -320,11 +341,11 @@ def main(argv=None):
     for name, value in ((ATLAS_FILE, atlas), (rope_config.RULES_FILE, rules)):
         path = folder.joinpath(name)
         if args.check:
-            if not path.is_file() or path.read_text(encoding="utf-8") != _dump(value):
+            if not path.is_file() or path.read_text(encoding="utf-8") != dump(value):
                 stale.append(name)
         else:
             with open(str(path), "w", encoding="utf-8") as handle:
-                handle.write(_dump(value))
+                handle.write(dump(value))
     if stale:
         print(f"differs from transformers {atlas['transformers_version']}: {', '.join(stale)}", file=sys.stderr)
         return 1

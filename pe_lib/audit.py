@@ -47,10 +47,10 @@ def load_config(source):
     if not isinstance(source, str) or not source:
         raise TypeError(f"CONFIG must be a path, '-' or a model_type (a non-empty str), got {source!r}")
     if source == "-":
-        return _parse(sys.stdin.read(), "standard input"), "standard input"
+        return parse_config(sys.stdin.read(), "standard input"), "standard input"
     path = Path(source)
     if path.is_file():
-        return _parse(path.read_text(encoding="utf-8"), str(path)), str(path)
+        return parse_config(path.read_text(encoding="utf-8"), str(path)), str(path)
     if path.suffix == ".json" or "/" in source:
         raise ValueError(f"CONFIG {source!r} is no file (give a config.json path, '-' for stdin, or a model_type)")
     from . import transformers_rotary
@@ -62,11 +62,13 @@ def load_config(source):
     return defaults.to_dict(), f"transformers {transformers_rotary.version()} {type(defaults).__name__} defaults"
 
 
-def _parse(text, where):
+def parse_config(text, where):
     try:
         config = json.loads(text)
     except json.JSONDecodeError as error:
-        raise ValueError(f"{where} is not readable JSON: {error.msg} at line {error.lineno}, column {error.colno}") from None
+        raise ValueError(
+            f"{where} is not readable JSON: {error.msg} at line {error.lineno}, column {error.colno}"
+        ) from None
     if not isinstance(config, dict):
         raise ValueError(f"{where} must hold a JSON object (a config.json), got {type(config).__name__}")
     return config
@@ -92,7 +94,8 @@ def _scheme_without_rope(config):
     """A description of a non-RoPE config's positions (the same in every layer), from its keys or the atlas."""
     buckets = config.get("relative_attention_num_buckets")
     if buckets:
-        return f"relative bias: T5 buckets, {buckets} buckets up to distance {config.get('relative_attention_max_distance', 128)}"
+        reach = config.get("relative_attention_max_distance", 128)
+        return f"relative bias: T5 buckets, {buckets} buckets up to distance {reach}"
     kind = config.get("position_embedding_type")
     if isinstance(kind, str) and kind.startswith("relative"):
         return f"relative ({kind}), learned distance embeddings"
@@ -102,7 +105,7 @@ def _scheme_without_rope(config):
     atlas = {e["model_type"]: e for e in load_json("atlas.json")["models"]}.get(config.get("model_type"), {})
     scheme = atlas.get("scheme")
     if kind == "absolute" or scheme == "learned":
-        return f"absolute learned table of {rows:,} rows" if rows else "absolute learned table"
+        return f"absolute learned table (max_position_embeddings {rows:,})" if rows else "absolute learned table"
     described = {"alibi": "ALiBi: a per-head linear bias, no position table", "sinusoidal": "absolute sinusoidal table",
                  "conv": "convolutional relative positions", "relative_bias": "relative bias",
                  "none": "none (no attention over positions)"}  # fmt: skip
@@ -127,7 +130,9 @@ def _rope_text(scheme):
     label = f" [{scheme.label}]" if scheme.label and scheme.label not in ("full_attention", "sliding_attention") else ""
     text = f"RoPE{label} base {scheme.base:,.0f}, {part}, {pairing}"
     if scheme.scaling is not None and scheme.rope_type != "proportional":
-        keys = {k: v for k, v in scheme.scaling.items() if k != "rope_type" and v is not None and not hasattr(v, "shape")}
+        keys = {
+            k: v for k, v in scheme.scaling.items() if k != "rope_type" and v is not None and not hasattr(v, "shape")
+        }
         text += f", {scheme.rope_type} " + " ".join(f"{k}={_num(v)}" for k, v in keys.items())
     if scheme.mrope_section:
         text += f", M-RoPE sections {list(scheme.mrope_section)}" + (" interleaved" if scheme.mrope_interleaved else "")
@@ -204,7 +209,9 @@ def audit(config, *, source=None):
         plan = layer_schemes.layer_plan(config)
     else:
         unused = ()
-        count = next((config[k] for k in ("num_hidden_layers", "num_layers", "n_layer", "n_layers") if config.get(k)), 1)
+        count = next(
+            (config[k] for k in ("num_hidden_layers", "num_layers", "n_layer", "n_layers") if config.get(k)), 1
+        )
         plan = [layer_schemes.LayerScheme("full_attention", None)] * count
     rows = [_layer_row(i, layer, fallback) for i, layer in enumerate(plan)]
     context = _context(config, plan)
@@ -218,7 +225,8 @@ def audit(config, *, source=None):
                                                "read: " + ", ".join(keys["position_like"])))  # fmt: skip
     if unused:
         types = ", ".join(sorted(set(config.get("layer_types") or ())))
-        warnings.append(audit_warnings.warning("unused_labels", "warning", f"rope_parameters[{', '.join(map(repr, unused))}]"
+        labels = ", ".join(map(repr, unused))
+        warnings.append(audit_warnings.warning("unused_labels", "warning", f"rope_parameters[{labels}]"
                                                f": no layer has that type (layer types: {types})"))  # fmt: skip
     factors = sorted({(layer.rope.rope_type, layer.rope.attention_factor) for layer in plan
                       if layer.rope is not None and layer.rope.rope_type in ("yarn", "longrope")})  # fmt: skip
@@ -239,12 +247,16 @@ def format_report(report):
         lines.append(f"  the language model is {report['language_config']}; other parts: "
                      + (", ".join(f"{k} ({v})" for k, v in report["other_configs"].items()) or "none"))  # fmt: skip
     if report["transformers_rules"]:
-        lines.append(f"  read as transformers {report['transformers_rules']} reads it (its per-type rules are probed data)")
-    lines += ["", f"  {'layers':<16} {'n':>3}  {'attention':<26} positions"]
+        lines.append(
+            f"  read as transformers {report['transformers_rules']} reads this model_type "
+            "(rules probed from its code: pe_lib/data/rope_rules.json)"
+        )
+    width = max([6, *(len(group["layers"]) for group in report["groups"])])
+    lines += ["", f"  {'layers':<{width}} {'n':>3}  {'attention':<24} positions"]
     for group in report["groups"]:
-        lines.append(f"  {group['layers']:<16} {group['count']:>3}  {group['attention']:<26} {group['positions']}")
+        lines.append(f"  {group['layers']:<{width}} {group['count']:>3}  {group['attention']:<24} {group['positions']}")
         if group["temperature"]:
-            lines.append(f"  {'':<16} {'':>3}  {'':<26} query temperature: {group['temperature']}")
+            lines.append(f"  {'':<{width}} {'':>3}  {'':<24} query temperature: {group['temperature']}")
     context = report["context"]
     lines += ["", f"  context: {context['ceiling_note'] or 'no length in the config'}"]
     factors = report["attention_factors"]
@@ -256,8 +268,8 @@ def format_report(report):
         lines.append(f"  [{warning['severity']}] {warning['id']}: {warning['message']}")
         if warning["cost"]:
             lines.append(f"      cost: {warning['cost']}")
-        for citation in warning["citations"][:2]:
-            lines.append(f"      see: {citation}")
+        if warning["citations"]:  # the first; --json lists them all
+            lines.append(f"      see: {warning['citations'][0]}")
     other = report["not_read"]["other"]
     lines += ["", f"  keys not read ({len(other)}, none about positions as far as the auditor knows): "
               + (", ".join(other) if other else "none")]  # fmt: skip

@@ -93,7 +93,7 @@ TRAPS = {
          "rotate_half pairs the wrong lanes and the last-token logits diverge from transformers'",
          "pie #603: the two conventions confused the other way (NeoX partial run with the head width's frequencies "
          "and pairing); argmax agreement with mlx-lm at 1,024 tokens 60% -> 92.5% once fixed (Qwen3.5/3.6)"),
-        reported="argmax agreement 60% instead of 92.5% at 1,024 tokens when the two conventions are swapped (pie #603)",
+        reported="argmax agreement 60% instead of 92.5% at 1,024 tokens with the two conventions swapped (pie #603)",
     ),
     "nope_layers": Trap(
         "Layers without RoPE (NoPE) turned anyway, or RoPE dropped from every layer",
@@ -195,9 +195,9 @@ def _base_warnings(config, roped, rules):
     in_parameters = isinstance(parameters, dict) and config.get("rope_theta") is None
     if any(base != 1e4 for base in bases):
         where = "inside rope_parameters (5.x): a 4.x reader of rope_theta finds nothing" if in_parameters else (
-            "as rope_theta")  # fmt: skip
-        found.append(warning("base_key_moved", "warning", f"base {', '.join(f'{b:,.0f}' for b in bases)} {where}; "
-                                                           f"a reader that falls back to 10,000 runs another model"))
+            "in the config")  # fmt: skip
+        found.append(warning("base_key_moved", "warning", f"RoPE base {' and '.join(f'{b:,.0f}' for b in bases)} "
+                             f"{where}; a reader that falls back to 10,000 runs another model"))  # fmt: skip
     stated = config.get("rope_theta") is not None or config.get("rotary_emb_base") is not None or _stated_in(parameters)
     if not stated:
         source = f"transformers' config class for {config.get('model_type')!r}" if rules else "the generic default"
@@ -233,14 +233,32 @@ def _shape_warnings(config, roped, rules, kind):
     for s in schemes:
         where = f" ({s.label})" if s.label else ""
         if s.proportional and s.turning_pairs < s.head_dim // 2:
-            found.append(warning("proportional", "warning", f"proportional{where}: {s.turning_pairs} of "
-                                  f"{s.head_dim // 2} pairs (i, i + {s.head_dim // 2}) turn at base^(-2i/{s.head_dim})"))
+            found.append(
+                warning(
+                    "proportional",
+                    "warning",
+                    f"proportional{where}: {s.turning_pairs} of "
+                    f"{s.head_dim // 2} pairs (i, i + {s.head_dim // 2}) turn at base^(-2i/{s.head_dim})",
+                )
+            )
         elif not s.proportional and s.rotary_dim < s.head_dim:
-            found.append(warning("partial_rotation", "warning", f"partial{where}: the first {2 * s.turning_pairs} of "
-                                  f"{s.head_dim} features turn, pairs (i, i + {s.turning_pairs}), base^(-2i/{s.rotary_dim})"))
+            found.append(
+                warning(
+                    "partial_rotation",
+                    "warning",
+                    f"partial{where}: the first {2 * s.turning_pairs} of "
+                    f"{s.head_dim} features turn, pairs (i, i + {s.turning_pairs}), base^(-2i/{s.rotary_dim})",
+                )
+            )
         if not s.proportional and s.rotary_dim % 2:
-            found.append(warning("odd_rotary", "check", f"rotated size {s.rotary_dim}{where} is odd: "
-                                  f"{(s.rotary_dim + 1) // 2} frequencies over {s.rotary_dim}, {s.rotary_dim + 1} features turn"))
+            found.append(
+                warning(
+                    "odd_rotary",
+                    "check",
+                    f"rotated size {s.rotary_dim}{where} is odd: "
+                    f"{(s.rotary_dim + 1) // 2} frequencies over {s.rotary_dim}, {s.rotary_dim + 1} features turn",
+                )
+            )
     legacy = config.get("rotary_dim")
     if legacy is not None and rules and not reads_rotary_dim(kind) and kind not in ("gptj", "codegen"):
         turned = max(s.rotary_dim for s in schemes)
@@ -248,8 +266,11 @@ def _shape_warnings(config, roped, rules, kind):
             found.append(warning("transformers_differs", "error", f"the config says rotary_dim = {legacy}, but "
                                   f"transformers 5.24's {kind} never reads it and turns {turned} of "
                                   f"{max(s.head_dim for s in schemes)} features"))  # fmt: skip
-    fractions = [v.get("partial_rotary_factor") for v in rope_parameters(config).values()
-                 if v and v.get("rope_type") == "default"]  # other rope types always read the fraction
+    fractions = [
+        v.get("partial_rotary_factor")
+        for v in rope_parameters(config).values()
+        if v and v.get("rope_type") == "default"
+    ]  # other rope types always read the fraction
     if rules and rules.get("honours_partial") is False and any(f is not None and f < 1 for f in fractions):
         found.append(warning("transformers_differs", "error", f"partial_rotary_factor < 1, but transformers 5.24's "
                               f"{kind} ignores it in its default RoPE and turns the whole head"))  # fmt: skip

@@ -32,7 +32,8 @@ _PATTERN_DEFAULTS = {"gemma3_text": 6, "cohere2": 4, "cohere2_moe": 4, "exaone4"
 _ROPE_ONLY_WITH_WINDOW = ("cohere2", "cohere2_moe", "dory", "flint")
 _QWEN_WINDOWS = ("qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "qwen2_5_vl_text", "qwen2_vl_text", "qwen2_5_omni_text")
 # Layer labels that are not softmax attention over positions (their order comes from a recurrence or a kernel).
-NOT_ATTENTION = ("linear_attention", "mamba", "mamba2", "conv", "recurrent", "rwkv", "ssm", "deltanet", "gated_deltanet",
+NOT_ATTENTION = ("linear_attention", "mamba", "mamba2", "conv", "recurrent", "rwkv", "ssm", "deltanet",
+                 "gated_deltanet",
                  "lightning_attention", "short_conv", "mlstm", "slstm", "hyena", "retention")  # fmt: skip
 _LAYER_COUNT_KEYS = ("num_hidden_layers", "num_layers", "n_layer", "n_layers")
 ATTENTION_KINDS = ("full", "sliding", "chunked", "linear/recurrent")
@@ -59,7 +60,9 @@ class LayerScheme:
 def attention_kind(layer_type):
     """full / sliding / chunked / linear/recurrent for a transformers layer label."""
     label = str(layer_type).lower()
-    if label in NOT_ATTENTION or any(word in label for word in ("linear", "mamba", "conv", "recurrent", "ssm", "delta")):
+    if label in NOT_ATTENTION or any(
+        word in label for word in ("linear", "mamba", "conv", "recurrent", "ssm", "delta")
+    ):
         return "linear/recurrent"
     if "chunk" in label:
         return "chunked"
@@ -171,7 +174,7 @@ def _with_base(config, theta):
 
 
 def layer_kind(layer):
-    """'RoPE, window' / 'RoPE, chunk' / 'RoPE, full' / 'NoPE, window' / 'NoPE' / 'linear/recurrent' for a LayerScheme."""
+    """'RoPE, window' / 'RoPE, chunk' / 'RoPE, full' / 'NoPE, window' / 'NoPE' / 'linear/recurrent' of a layer."""
     if layer.attention == "linear/recurrent":
         return "linear/recurrent"
     where = {"sliding": ", window", "chunked": ", chunk"}.get(layer.attention, "")

@@ -137,9 +137,13 @@ def read_config(config):
     """The config as a dict, with the keys its transformers config class aliases (attribute_map) read through."""
     if not isinstance(config, Mapping):
         raise TypeError(f"config must be a dict (a model's config.json, loaded), got {type(config).__name__}")
-    aliases = model_rules(config.get("model_type")).get("attribute_map", {})
+    rules = model_rules(config.get("model_type"))
+    aliases = rules.get("attribute_map", {})
     if any(config.get(own) is not None and config.get(name) is None for name, own in aliases.items()):
         config = {**config, **{name: config[own] for name, own in aliases.items() if config.get(own) is not None}}
+    defaults = rules.get("defaults", {}).get("rope_parameters")
+    if defaults and not any(config.get(key) is not None for key in ROPE_KEYS):  # the class's whole RoPE dict
+        config = {**config, "rope_parameters": defaults}
     return config
 
 
@@ -306,7 +310,9 @@ def head_dim_for(config):
     if rule and "//" not in rule:
         parts = [value(key) for key in rule.split("+")]
         if all(part is not None for part in parts):
-            return _validate.positive_int(rule, sum(_validate.positive_int(k, p) for k, p in zip(rule.split("+"), parts)))
+            return _validate.positive_int(
+                rule, sum(_validate.positive_int(k, p) for k, p in zip(rule.split("+"), parts, strict=True))
+            )
     if not rule:
         found = value("head_dim") if not rules or config.get("head_dim") is not None else defaults.get("head_dim")
         found = found if found is not None else (None if rules else config.get("qk_rope_head_dim"))
@@ -353,7 +359,7 @@ def rope_from_config(config, layer_type=None):
         )
     config = _with_layer_overrides(config, layer_type)
     head_dim = head_dim_for(config)
-    mrope = parameters.get("mrope_section")
+    mrope = parameters.get("mrope_section") or rules.get("mrope_section")  # Qwen2-VL's code supplies a default
     scaling = _scaling(config, parameters)
     proportional = scaling is not None and scaling["rope_type"] == "proportional"
     return RopeScheme(

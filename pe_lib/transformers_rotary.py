@@ -23,8 +23,6 @@ import io
 import logging
 import warnings
 
-import numpy as np
-
 # Modules whose rotary embeddings are for other inputs than the language model's tokens.
 _NOT_TEXT = ("Vision", "Audio", "DiT", "Talker", "SaProt", "Encoder")
 
@@ -187,7 +185,9 @@ def honours_partial(model_type):
             values = config.rope_parameters[label] if label is not None else config.rope_parameters
             fraction = values.get("partial_rotary_factor") or 1.0
             try:  # Gemma 4's global layers have their own head size: read it from their layer's config
-                layer = config.per_layer_config[label] if label and getattr(config, "is_heterogeneous", False) else config
+                layer = (
+                    config.per_layer_config[label] if label and getattr(config, "is_heterogeneous", False) else config
+                )
                 head_dim = getattr(layer, "head_dim", None) or layer.hidden_size // layer.num_attention_heads
             except (AttributeError, ValueError):  # a config without the sizes (BLT's outer config)
                 continue

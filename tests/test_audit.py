@@ -112,7 +112,7 @@ def test_nope_layers_and_llama4_temperature():
 
 def test_yarn_attention_factor_reported():
     report = audit.audit(MODELS["gpt-oss-120b"])
-    (kind, factor), = report["attention_factors"]
+    ((kind, factor),) = report["attention_factors"]
     assert kind == "yarn" and factor == pytest.approx(0.1 * math.log(32) + 1)
     assert "yarn_factor" in ids(report)
 
@@ -120,7 +120,7 @@ def test_yarn_attention_factor_reported():
 def test_positions_without_rope():
     bert = audit.audit({"model_type": "bert", "num_hidden_layers": 2, "max_position_embeddings": 512,
                         "position_embedding_type": "absolute"})  # fmt: skip
-    assert bert["layers"][0]["positions"] == "absolute learned table of 512 rows"
+    assert bert["layers"][0]["positions"] == "absolute learned table (max_position_embeddings 512)"
     t5 = audit.audit({"model_type": "t5", "num_layers": 2, "relative_attention_num_buckets": 32})
     assert t5["layers"][0]["positions"].startswith("relative bias: T5 buckets, 32")
     bloom = audit.audit({"model_type": "bloom", "n_layer": 2, "n_head": 4, "hidden_size": 64})
@@ -133,7 +133,9 @@ def test_composite_configs_audit_their_language_model():
                               "num_attention_heads": 12, "rope_parameters": {"rope_type": "default",
                               "rope_theta": 1e6, "mrope_section": [16, 24, 24]}}}  # fmt: skip
     report = audit.audit(config)
-    assert report["language_config"] == "text_config" and report["other_configs"] == {"vision_config": "qwen2_vl_vision"}
+    assert report["language_config"] == "text_config" and report["other_configs"] == {
+        "vision_config": "qwen2_vl_vision"
+    }
     assert report["layers"][0]["rope"]["mrope_section"] == (16, 24, 24)
     assert "M-RoPE sections [16, 24, 24]" in report["layers"][0]["positions"]
 
@@ -199,9 +201,11 @@ def _conflict():
 
 
 BAD = {
-    "unreadable JSON": (lambda: audit._parse("{", "config.json"), ValueError, ["config.json", "not readable JSON", "line 1"]),
-    "JSON not an object": (lambda: audit._parse("[1]", "config.json"), ValueError, ["JSON object", "list"]),
-    "missing file": (lambda: audit.load_config("nowhere/config.json"), ValueError, ["'nowhere/config.json'", "no file"]),
+    "unreadable JSON": (lambda: audit.parse_config("{", "config.json"), ValueError,
+                        ["config.json", "not readable JSON", "line 1"]),
+    "JSON not an object": (lambda: audit.parse_config("[1]", "config.json"), ValueError, ["JSON object", "list"]),
+    "missing file": (lambda: audit.load_config("nowhere/config.json"), ValueError,
+                     ["'nowhere/config.json'", "no file"]),
     "unknown model_type": (lambda: audit.load_config("llamaa"), ValueError, ["'llamaa'", "model_type"]),
     "config not a str": (lambda: audit.load_config(3), TypeError, ["CONFIG", "3"]),
     "4.x and 5.x disagree": (lambda: audit.audit(_conflict()), ValueError,

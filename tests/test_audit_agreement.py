@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from pe_lib import layer_schemes, rope_config
-from pe_lib.audit import language_config
 from pe_lib import transformers_rotary as tr
+from pe_lib.audit import language_config
 from pe_lib.data import load_json
 
 RTOL = 2e-6  # transformers computes inv_freq in float32, the reader in float64
@@ -89,7 +89,7 @@ def test_image_rope_is_refused_by_name(model_type, defaults):
 def test_transformers_departs_where_recorded(defaults):
     config = defaults["minimax_m3_vl_text"]
     assert config.rotary_dim == 64 and config.head_dim == 128
-    (inv_freq, _), = tr.reference_frequencies(config).values()
+    ((inv_freq, _),) = tr.reference_frequencies(config).values()
     assert len(inv_freq) == 64  # transformers 5.24 turns all 128 features, whatever rotary_dim says
     assert set(DEPARTS) == {"minimax_m3_vl_text"}
 
