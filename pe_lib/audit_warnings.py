@@ -145,9 +145,11 @@ def cost_of(trap_id):
     """The trap's cost as text: the measured rows from audit_costs.json, else its reported figure, else ''."""
     trap = TRAPS[trap_id]
     rows = load_costs()["traps"]
-    parts = [f"SmolLM2-135M, 2,048 tokens, {rows[m]['what']}: KL {rows[m]['kl']:.3f} nats/token from the right run, "
-             f"loss {rows[m]['cost']:+.3f} nats/token, {rows[m]['argmax_differs']:.0%} of top predictions changed"
-             for m in trap.measured]  # fmt: skip
+    parts = [
+        f"SmolLM2-135M, {rows[m]['what']}: KL {rows[m]['kl']:.3f} nats/token from the right run, loss "
+        f"{rows[m]['cost']:+.3f}, top-1 changed {rows[m]['argmax_differs']:.0%}"
+        for m in trap.measured
+    ]
     if trap.reported:
         parts.append(f"reported: {trap.reported}")
     return "; ".join(parts)

@@ -11,7 +11,6 @@ import ipywidgets as widgets
 import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.patches import Patch
-from matplotlib.transforms import blended_transform_factory
 
 from . import _validate, atlas, audit, layer_schemes
 from .data import load_json
@@ -30,8 +29,13 @@ ATTENTION_MARKERS = {"full": "o", "sliding": "^", "chunked": "s", "linear/recurr
 
 
 def examples():
-    """{name: config.json excerpt} of the published configs the atlas spot-checks (the explorer's choices)."""
-    return {check["name"]: check["config"] for check in load_json(atlas.SPOT_CHECKS_FILE)["checks"] if check["config"]}
+    """{name: config.json excerpt} of the published configs the atlas spot-checks, oldest first (the explorer's)."""
+    checks = sorted(load_json(atlas.SPOT_CHECKS_FILE)["checks"], key=lambda check: check["released"])
+    return {check["name"]: check["config"] for check in checks if check["config"]}
+
+
+def _released():
+    return {check["name"]: check["released"] for check in load_json(atlas.SPOT_CHECKS_FILE)["checks"]}
 
 
 def atlas_figure(data=None):
@@ -60,7 +64,7 @@ def atlas_figure(data=None):
     left.set_title(f"{len(data['models'])} model types, by position scheme", fontsize="medium")
     handles = [Patch(facecolor=COLOURS["rope"], hatch=VARIANT_HATCHES[v], edgecolor="0.15",
                      label=f"RoPE {v} ({variants.get(v, 0)})") for v in atlas.ROPE_VARIANTS]  # fmt: skip
-    left.legend(handles=handles, fontsize="x-small", loc="lower right")
+    left.legend(handles=handles, fontsize="small", loc="lower right")
     _years(right)
     return fig
 
@@ -139,6 +143,7 @@ def _draw_layers(top, bottom, rows, name):
             top.scatter(index[roped], bases[roped], marker=marker, color=COLOURS["rope"], edgecolor="0.1", s=34,
                         zorder=3, label=f"RoPE, {kind} attention")  # fmt: skip
         bare = chosen & ~np.isfinite(bases)
+        none_label = "no RoPE (NoPE)" if finite.size else f"no RoPE: {rows[0]['positions'].split(' (')[0]}"
         if bare.any():
             top.scatter(
                 index[bare],
@@ -147,11 +152,8 @@ def _draw_layers(top, bottom, rows, name):
                 color=COLOURS["none"],
                 s=40,
                 zorder=3,
-                label="linear / recurrent layer" if kind == "linear/recurrent" else "no RoPE (NoPE)",
+                label="linear / recurrent layer" if kind == "linear/recurrent" else none_label,
             )
-    if (~np.isfinite(bases)).any():
-        top.text(-0.01, floor, "no RoPE", transform=blended_transform_factory(top.transAxes, top.transData),
-                 ha="right", va="center", fontsize="small", color="0.3")  # fmt: skip
     marked = set()
     for i, row in enumerate(rows):  # name each scaling once, beside its first layer
         rope = row["rope"]
@@ -163,11 +165,11 @@ def _draw_layers(top, bottom, rows, name):
             marked.add((rope["base"], rope["rope_type"]))
             factor = rope["scaling"].get("factor")
             top.annotate(f"{rope['rope_type']}" + (f" x{factor:g}" if factor else ""), (i, rope["base"]),
-                         xytext=(4, 6), textcoords="offset points", fontsize="x-small")  # fmt: skip
+                         xytext=(4, 6), textcoords="offset points", fontsize="small")  # fmt: skip
     top.set_yscale("log")
     top.set_ylabel("RoPE base")
     top.set_title(f"{name}: {len(rows)} layers", fontsize="medium")
-    top.legend(fontsize="x-small", loc="upper left", ncols=2, framealpha=0.9)
+    top.legend(fontsize="small", loc="upper left", ncols=2, framealpha=0.9)
     if finite.size:
         top.set_ylim(floor / 3, finite.max() * 30)
     fractions = [row["rope"]["fraction"] if row["rope"] else 0.0 for row in rows]
@@ -185,7 +187,7 @@ class ConfigExplorer(Explorer):
     """
 
     def __init__(self, *, example="Gemma 3 4B", config=""):
-        names = list(examples())
+        names, years = list(examples()), _released()
         example = _validate.one_of("example", example, names)
         if not isinstance(config, str):
             raise TypeError(f"config must be a str (a config.json's text), got {type(config).__name__}")
@@ -194,7 +196,9 @@ class ConfigExplorer(Explorer):
         self._axes = (top, bottom)
         self.report_box = widgets.HTML(layout=widgets.Layout(max_height="22em", overflow="auto"))
         controls = {
-            "example": widgets.Dropdown(options=names, value=example, description="published"),
+            "example": widgets.SelectionSlider(
+                options=[(f"{n} ({years[n]})", n) for n in names], value=example, description="published"
+            ),  # fmt: skip
             "config": widgets.Textarea(
                 value=config,
                 placeholder="paste a config.json here (it wins over the list)",
@@ -207,6 +211,9 @@ class ConfigExplorer(Explorer):
         self.widget.children = (*self.widget.children, self.report_box)
 
     def draw(self, example, config):
+        if getattr(self, "_shown", None) == (example, config):
+            return self._key  # the same config again: the artists as they are
+        self._shown = (example, config)
         source = "pasted config" if config.strip() else f"{example} (published config.json excerpt)"
         try:
             parsed = audit.parse_config(config, "the pasted text") if config.strip() else examples()[example]
@@ -219,7 +226,13 @@ class ConfigExplorer(Explorer):
                 axes.clear()
             self._axes[0].text(0.01, 0.5, "refused (see the text below)", transform=self._axes[0].transAxes)
         self.report_box.value = f"<pre style='font-size: 0.8em; line-height: 1.2'>{html.escape(self.text)}</pre>"
-        return source + json.dumps(self.report is None)
+        self._key = source + json.dumps(self.report is None)  # each config its own look: its ticks, its limits
+        return self._key
+
+    def animated_artists(self):
+        top, bottom = self._axes
+        legend = [top.get_legend()] if top.get_legend() else []
+        return (*top.collections, *top.texts, *bottom.patches, *legend)
 
     def finding(self):
         if self.report is None:

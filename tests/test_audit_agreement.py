@@ -33,7 +33,7 @@ def assert_agrees(config_object, config_dict):
     if not reference and hasattr(config_object, "text_config"):  # a composite: its language model's rotary module
         config_object = config_object.text_config
         reference = tr.reference_frequencies(config_object)
-    config_dict = language_config(config_dict)[0]  # what the auditor reads of a composite
+        config_dict = language_config(config_dict)[0]  # what the auditor reads of a composite
     assert reference, "transformers built no rotary module for this config"
     mine = schemes(config_dict)
     for label, (inv_freq, factor) in reference.items():
