@@ -123,7 +123,7 @@ def _rope_text(scheme):
         pairs = f"(i, i+{head // 2})"
     else:
         turned = 2 * scheme.turning_pairs  # an odd rotated size turns one feature more (transformers' ceil)
-        part = "all features" if rotary == head else f"first {turned} of {head} features"
+        part = f"all {head} features" if rotary == head else f"first {turned} of {head} features"
         part += f" (rotary size {rotary}: exponents 2i/{rotary})" if rotary % 2 else ""
         pairs = f"(i, i+{scheme.turning_pairs})" if scheme.pairing == "half" else "(2i, 2i+1)"
     pairing = {"half": f"half {pairs}", "interleaved": "interleaved (2i, 2i+1)"}.get(scheme.pairing, "pairing unknown")

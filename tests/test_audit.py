@@ -239,3 +239,15 @@ def test_bad_input_gets_a_clear_error(case):
         call()
     for fragment in fragments:
         assert fragment in str(raised.value), f"{fragment!r} missing from {raised.value}"
+
+
+def test_the_readme_shows_what_the_command_prints(capsys):
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    shown = readme.split("python -m pe_lib.audit pe_lib/data/configs/gemma-3-4b-it.json\n```\n\n```\n", 1)[1]
+    shown = shown.split("\n```", 1)[0]
+    root = Path(__file__).resolve().parent.parent
+    assert audit.main([str(root / "pe_lib/data/configs/gemma-3-4b-it.json")]) == 0
+    printed = capsys.readouterr().out.rstrip("\n").replace(str(root) + "/", "")
+    assert printed == shown
