@@ -95,7 +95,10 @@ def _scheme_without_rope(config):
     buckets = config.get("relative_attention_num_buckets")
     if buckets:
         reach = config.get("relative_attention_max_distance", 128)
-        return f"relative bias: T5 buckets, {buckets} buckets up to distance {reach}"
+        return (
+            f"relative bias: T5 buckets, {buckets} buckets up to distance {reach} (the encoder splits them between "
+            f"the two directions, {buckets // 2} each; the decoder's all look back)"
+        )
     kind = config.get("position_embedding_type")
     if isinstance(kind, str) and kind.startswith("relative"):
         return f"relative ({kind}), learned distance embeddings"
