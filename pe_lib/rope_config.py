@@ -184,14 +184,11 @@ def unused_labels(config):
 
 
 def rope_layer_types(config):
-    """The labels whose RoPE the config sets apart (Gemma 3: full and sliding attention), or () if one for all."""
-    config = read_config(config)
-    nested = _nested_labels(config, config.get("rope_parameters"))
-    if nested:
-        return nested
-    if config.get("rope_local_base_freq") is not None:  # Gemma 3 written for transformers 4.x
-        return ("full_attention", "sliding_attention")
-    return ()
+    """The labels whose RoPE the config sets apart (Gemma 3: full and sliding attention; DeepSeek-V4: main and
+    compress), or () if one RoPE serves every layer."""
+    if model_rules(read_config(config).get("model_type")).get("vision_2d"):
+        return ()  # an image RoPE: rope_from_config says so
+    return tuple(label for label in rope_parameters(config) if label is not None)
 
 
 def _same(a, b):
@@ -238,6 +235,8 @@ def rope_parameters(config):
     if parameters is None and not any(config.get(key) is not None for key in ROPE_KEYS):
         parameters = defaults.get("rope_parameters")
     parameters = dict(parameters or {})
+    if config.get("model_type") == "deepseek_v4" and not _nested_labels(config, parameters):
+        parameters = _deepseek_v4(config, parameters, defaults)
     nested = _nested_labels(config, parameters)
     base = _get(config, *LEGACY_BASE_KEYS)
     fraction = _get(config, "partial_rotary_factor", "rotary_pct")
@@ -265,6 +264,28 @@ def rope_parameters(config):
         values.setdefault("rope_theta", DEFAULT_BASE)
         _check_rope_dict(label, values)
     return result
+
+
+def _deepseek_v4(config, flat, defaults):
+    """DeepSeek-V4's legacy keys nested as its config class nests them: "main" (sliding layers: plain RoPE at
+    rope_theta) and "compress" (compressed layers: the config's scaling at compress_rope_theta; YaRN there with
+    attention_factor 1.0, as the reference code)."""
+    nested = defaults.get("rope_parameters") or {}
+    head = config.get("head_dim") or defaults.get("head_dim") or 512
+    fraction = config.get("partial_rotary_factor")
+    if fraction is None and config.get("qk_rope_head_dim") is not None:
+        fraction = _validate.positive_int("qk_rope_head_dim", config["qk_rope_head_dim"]) / head
+    if fraction is None:
+        fraction = (nested.get("main") or {}).get("partial_rotary_factor", 1.0)
+    flat = {("rope_type" if k == "type" else k): v for k, v in flat.items() if k not in ("main", "compress")}
+    main_base = config.get("rope_theta", (nested.get("main") or {}).get("rope_theta", DEFAULT_BASE))
+    compress_base = config.get("compress_rope_theta", (nested.get("compress") or {}).get("rope_theta", DEFAULT_BASE))
+    main = {"rope_type": "default", "rope_theta": main_base, "partial_rotary_factor": fraction}
+    compress = {**flat, "rope_theta": compress_base, "partial_rotary_factor": fraction}
+    compress.setdefault("rope_type", "default")
+    if compress["rope_type"] == "yarn":
+        compress.setdefault("attention_factor", 1.0)
+    return {"main": main, "compress": compress}
 
 
 def _check_rope_dict(label, values):

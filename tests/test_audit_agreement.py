@@ -116,3 +116,21 @@ def test_spot_checked_published_configs_agree(fact):
         pytest.skip("no rotary module for this model type")
     assert_agrees(built, config)
     assert_agrees(built, built.to_dict())
+
+
+DEEPSEEK_V4_LEGACY = {  # DeepSeek-V4's keys in the flat layout its config class still reads (compress_rope_theta)
+    "model_type": "deepseek_v4", "num_hidden_layers": 4, "head_dim": 512, "qk_rope_head_dim": 64,
+    "hidden_size": 4096, "num_attention_heads": 64, "rope_theta": 10000.0, "compress_rope_theta": 160000.0,
+    "max_position_embeddings": 1048576,
+    "rope_scaling": {"type": "yarn", "factor": 16, "original_max_position_embeddings": 65536},
+    "layer_types": ["sliding_attention", "compressed_sparse_attention", "heavily_compressed_attention",
+                    "compressed_sparse_attention"],
+}  # fmt: skip
+
+
+def test_deepseek_v4_legacy_keys_nest_as_its_config_class_nests_them():
+    assert_agrees(tr.from_dict(DEEPSEEK_V4_LEGACY), DEEPSEEK_V4_LEGACY)
+    compress = rope_config.rope_from_config(DEEPSEEK_V4_LEGACY, "compress")
+    assert (compress.rope_type, compress.base, compress.attention_factor) == ("yarn", 1.6e5, 1.0)
+    plan = layer_schemes.layer_plan(DEEPSEEK_V4_LEGACY)
+    assert [layer.rope.label for layer in plan] == ["main", "compress", "compress", "compress"]
