@@ -68,6 +68,12 @@ _OPTIONAL = {
 }
 
 
+def allowed_keys(kind):
+    """The keys a scaling dict of rope_type `kind` may hold (required, then optional), rope_type first."""
+    kind = _validate.choice("rope_type", kind, ROPE_TYPES)
+    return ("rope_type", *_REQUIRED[kind], *_OPTIONAL.get(kind, {}))
+
+
 def _positive(name, value):
     value = _validate.finite_real(name, value)
     if value <= 0:

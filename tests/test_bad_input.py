@@ -10,6 +10,7 @@ import pe_lib
 import pe_lib.experiments
 from pe_lib import (
     accessible,
+    audit,
     decoder,
     extrapolation,
     figures,
@@ -728,6 +729,15 @@ CASES = {
         ["model", "pe_lib.llama.Llama", "str"],
     ),
     "long_context bucket": (lambda: long_context.Setup(bucket=500), ValueError, ["bucket 500", "multiples"]),
+    # the auditor (pe_lib.audit): tests/test_audit.py holds the rest of its rows
+    "audit config not a str": (lambda: audit.load_config(None), TypeError, ["CONFIG", "None"]),
+    "audit unreadable JSON": (lambda: audit.parse_config("{'a': 1}", "x.json"), ValueError, ["x.json", "line 1"]),
+    "audit config not a dict": (lambda: audit.audit([1]), TypeError, ["config", "list"]),
+    "audit rope_type unknown": (
+        lambda: audit.audit({"num_hidden_layers": 1, "head_dim": 8, "rope_parameters": {"rope_type": "ntk_v2"}}),
+        ValueError,
+        ["rope_parameters['rope_type']", "'ntk_v2'"],
+    ),
 }
 
 

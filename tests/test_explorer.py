@@ -336,6 +336,8 @@ def control_choices(control):
         return [False, True]
     if isinstance(control, widgets.Combobox):  # its options, and what a learner may type
         return list(dict.fromkeys([*control.options, *TYPED]))
+    if isinstance(control, widgets.Text | widgets.Textarea):  # empty, and what a learner may type or paste
+        return ["", *TYPED]
     if hasattr(control, "options"):  # Dropdown, SelectionSlider, ToggleButtons: every option
         return slider_values(control)
     if isinstance(control, widgets.IntSlider | widgets.FloatSlider):  # both ends and three steps between
