@@ -268,9 +268,10 @@ def load_results():
 
 
 def print_table(results):
-    print(f"{'variant':<10}" + "".join(f"{m:>20}" for m in METRICS))
-    for variant, cell in results["summary"].items():
-        print(f"{variant:<10}" + "".join(f"{cell[m]['mean']:>13.3f} +- {cell[m]['std']:.2f}" for m in METRICS))
+    print(f"{'variant':<14}" + "".join(f"{m:>20}" for m in METRICS))
+    for variant in (v for v in VARIANTS if v in results["summary"]):
+        cell = results["summary"][variant]
+        print(f"{variant:<14}" + "".join(f"{cell[m]['mean']:>13.3f} +- {cell[m]['std']:.2f}" for m in METRICS))
 
 
 def differences(fresh, committed):
