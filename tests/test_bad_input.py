@@ -16,6 +16,7 @@ from pe_lib import (
     figures,
     heads,
     layer_schemes,
+    layered,
     llama,
     long_context,
     models_table,
@@ -32,6 +33,7 @@ from pe_lib import ch06_pipeline as ch06
 from pe_lib import ch08_extension as ch08
 from pe_lib import ch09_wild as ch09
 from pe_lib import ch10_real as ch10
+from pe_lib import ch11_beyond as ch11
 
 CASES = {
     # sinusoidal_encoding and friends
@@ -570,6 +572,43 @@ CASES = {
         lambda: multidim.mrope_rope_delta(np.array([["a"]] * 3)),
         TypeError,
         ["position_ids", "dtype"],
+    ),
+    "mrope tokens_per_second for qwen2_vl": (
+        lambda: multidim.mrope_position_ids([3], tokens_per_second=2),
+        ValueError,
+        ["tokens_per_second", "qwen2_5_vl", "'qwen2_vl'"],
+    ),
+    "mrope tokens_per_second zero": (
+        lambda: multidim.mrope_position_ids([3, ("video", 2, 4, 4)], model="qwen2_5_vl", tokens_per_second=0),
+        ValueError,
+        ["tokens_per_second", "positive", "0"],
+    ),
+    "mrope second_per_grid_ts length": (
+        lambda: multidim.mrope_position_ids([3, ("video", 2, 4, 4)], model="qwen2_5_vl", second_per_grid_ts=[1, 2]),
+        ValueError,
+        ["second_per_grid_ts", "one number per video (1 here)", "[1, 2]"],
+    ),
+    "mrope second_per_grid_ts negative": (
+        lambda: multidim.mrope_position_ids([3, ("video", 2, 4, 4)], model="qwen2_5_vl", second_per_grid_ts=[-1.0]),
+        ValueError,
+        ["second_per_grid_ts", "positive", "-1.0"],
+    ),
+    "mrope second_per_grid_ts text": (
+        lambda: multidim.mrope_position_ids([3, ("video", 2, 4, 4)], model="qwen2_5_vl", second_per_grid_ts="1"),
+        ValueError,
+        ["second_per_grid_ts", "'1'"],
+    ),
+    "logn_scale train_len one": (lambda: layered.logn_scale([3], 1), ValueError, ["train_len", "at least 2", "1"]),
+    "logn_scale negative position": (lambda: layered.logn_scale([-1], 16), ValueError, ["positions", "-1"]),
+    "offset_attention scale nan": (
+        lambda: ch11.offset_attention(np.zeros((3, 3)), scale=float("nan")),
+        ValueError,
+        ["scale", "nan"],
+    ),
+    "aimed_query offset text": (
+        lambda: ch11.aimed_query(np.ones(8), ch11.head_frequencies("axial", 8), ("1", 1)),
+        TypeError,
+        ["offset", "'1'"],
     ),
     "layer_plan config list": (lambda: layer_schemes.layer_plan([1]), TypeError, ["config", "list"]),
     "layer_plan no layers": (

@@ -700,10 +700,10 @@ BAD = {
         ValueError,
         ["scaling['beta_slow'] must be below scaling['beta_fast']", "32.0 >= 1.0"],
     ),
-    "llama3 factors equal": (
-        lambda: pe_lib.rope_frequencies(8, scaling={**LLAMA3, "high_freq_factor": 1}),
+    "llama3 factors reversed": (
+        lambda: pe_lib.rope_frequencies(8, scaling={**LLAMA3, "high_freq_factor": 0.5}),
         ValueError,
-        ["scaling['low_freq_factor'] must be below scaling['high_freq_factor']"],
+        ["scaling['low_freq_factor'] must not exceed scaling['high_freq_factor']", "1.0 > 0.5"],
     ),
     "ntk one pair": (
         lambda: pe_lib.rope_frequencies(2, scaling={"rope_type": "ntk", "factor": 2}),
