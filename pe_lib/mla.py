@@ -111,11 +111,9 @@ class MLA(nn.Module):
         return rotated * rope_attention_factor(c.rope_scaling)  # transformers scales cos and sin by it
 
     def _check(self, x, positions):
-        if not isinstance(x, torch.Tensor) or not x.is_floating_point() or x.dim() != 3:
-            raise ValueError(
-                f"x must be a float tensor (batch, n, dim={self.config.dim}), got {getattr(x, 'shape', x)!r}"
-            )
-        if x.shape[-1] != self.config.dim:
+        if not isinstance(x, torch.Tensor) or not x.is_floating_point():
+            raise TypeError(f"x must be a floating-point tensor (batch, n, dim), got {type(x).__name__}")
+        if x.dim() != 3 or x.shape[-1] != self.config.dim:
             raise ValueError(f"x must have shape (batch, n, dim={self.config.dim}), got {tuple(x.shape)}")
         return torch.arange(x.shape[1], dtype=torch.float64) if positions is None else positions
 
