@@ -99,21 +99,22 @@ def _video_with_audio(video, audio, start, model, per_chunk):
         for j in range(max(len(video_runs), len(audio_runs))):
             for ids, runs in ((video, video_runs), (audio, audio_runs)):
                 if j < len(runs):
-                    pieces.append(ids[:, runs[j][0] : runs[j][1]])
+                    pieces.append((ids[:, runs[j][0] : runs[j][1]], "video" if ids is video else "audio"))
         return pieces
     pieces, v, a = [], 0, 0
     while v < video.shape[1] and a < audio.shape[1]:
         if video[0, v] <= audio[0, a]:
-            pieces.append(video[:, v : v + 1])
+            pieces.append((video[:, v : v + 1], "video"))
             v += 1
         else:
-            pieces.append(audio[:, a : a + 1])
+            pieces.append((audio[:, a : a + 1], "audio"))
             a += 1
-    return pieces + [ids[:, k:] for ids, k in ((video, v), (audio, a)) if k < ids.shape[1]]
+    rest = ((video, v, "video"), (audio, a, "audio"))
+    return pieces + [(ids[:, k:], kind) for ids, k, kind in rest if k < ids.shape[1]]
 
 
 def omni_position_ids(segments, *, model="qwen2_5_omni", position_id_per_seconds=25, seconds_per_chunk=2,
-                      spatial_merge_size=2):  # fmt: skip
+                      spatial_merge_size=2, with_kinds=False):  # fmt: skip
     """(3, n) float64 ids (time, height, width) of a prompt, as `model`'s get_rope_index computes them.
 
     position_id_per_seconds: the config's (Qwen2.5-Omni 25; Qwen3-Omni's checkpoints 13).
@@ -122,6 +123,7 @@ def omni_position_ids(segments, *, model="qwen2_5_omni", position_id_per_seconds
     last piece only, not the whole prompt); Qwen2.5-Omni gives a video-with-audio's two start tokens one id,
     and its two end tokens one id, Qwen3-Omni counts each. Audio tokens: one id each, counting on. A prompt
     with no image and no video is plain 1-D: 0 .. n-1.
+    with_kinds: also return what each token is, (n,) strings: "text", "start", "end", "image", "video", "audio".
     """
     model = _validate.choice("model", model, OMNI_MODELS)
     per_second = _validate.finite_real("position_id_per_seconds", position_id_per_seconds)
@@ -141,21 +143,21 @@ def omni_position_ids(segments, *, model="qwen2_5_omni", position_id_per_seconds
             "use_audio_in_video for the whole prompt"
         )
     two_ids = model == "qwen2_5_omni"
-    pieces = []
+    pieces = []  # (ids (3, k), what the k tokens are)
 
     def after_last():
-        return pieces[-1].max() + 1 if pieces else 0.0
+        return pieces[-1][0].max() + 1 if pieces else 0.0
 
     for kind, *args in parsed:
         if kind == "text":
-            pieces.append(_line(after_last(), args[0]))
+            pieces.append((_line(after_last(), args[0]), "text"))
             continue
         ends = 2 if kind == "video+audio" else 1
         s = after_last()
-        pieces += [_line(s, 1)] * ends if two_ids else [_line(s, ends)]
+        pieces += [(_line(s, 1), "start")] * ends if two_ids else [(_line(s, ends), "start")]
         s = s + (1 if two_ids else ends)
         if kind == "audio":
-            pieces.append(_line(s, args[0]))
+            pieces.append((_line(s, args[0]), "audio"))
         else:
             t, h, w = args[0], args[1] // m, args[2] // m
             video = _vision(s, t, h, w, _times(t, 1.0 if kind == "image" else args[3], per_second, model))
@@ -163,12 +165,15 @@ def omni_position_ids(segments, *, model="qwen2_5_omni", position_id_per_seconds
                 per_chunk = int(per_second * chunk_seconds)
                 pieces += _video_with_audio(video, _line(s, args[4]).copy(), s, model, per_chunk)
             else:
-                pieces.append(video)
+                pieces.append((video, kind))
         e = after_last()
-        pieces += [_line(e, 1)] * ends if two_ids else [_line(e, ends)]
+        pieces += [(_line(e, 1), "end")] * ends if two_ids else [(_line(e, ends), "end")]
+    ids = np.concatenate([piece for piece, _ in pieces], axis=1)
     if not kinds & {"image", "video", "video+audio"}:
-        return _line(0, sum(p.shape[1] for p in pieces)).copy()
-    return np.concatenate(pieces, axis=1)
+        ids = _line(0, ids.shape[1]).copy()
+    if not with_kinds:
+        return ids
+    return ids, np.concatenate([np.full(piece.shape[1], what) for piece, what in pieces])
 
 
 def omni_rope_delta(position_ids):

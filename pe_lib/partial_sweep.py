@@ -278,10 +278,11 @@ def print_results(results, context=None):
         )
 
 
-def check(model, tokenizer, committed, text, *, length=1024, progress=print):
+def check(model, tokenizer, committed, text, *, length=1024, context=None, progress=print):
     """Recompute the first `length` tokens: RoPE unchanged, p = 0.5 as meant and ported wrong, the wrong base.
 
-    Returns a list of differences from the committed results (empty: they agree).
+    Returns a list of differences from the committed results (empty: they agree). context: notebook 10's
+    committed sweep, whose unchanged-RoPE losses are compared too (default: long_context.load_results()).
     """
     problems = []
     if long_context.text_sha256(text) != committed["text"]["sha256"]:
@@ -290,7 +291,7 @@ def check(model, tokenizer, committed, text, *, length=1024, progress=print):
     ids = torch.tensor([tokenizer.encode(text)[:length]])
     p = setup.fractions[len(setup.fractions) // 2]
     todo = [("none", ()), ("prope", (p,)), *[("bug", (c, p)) for c in CASES[1:]], ("schema", (setup.wrong_base,))]
-    context = long_context.load_results()
+    context = context or long_context.load_results()
     for kind, args in todo:
         start = time.perf_counter()
         values = one_run(model, ids, kind, args, setup)["bucket_loss"]
