@@ -264,7 +264,7 @@ def summary(plan):
             label = f"attention, NoPE ({layer.head_dim} features)"
         else:
             label = f"RoPE {layer.convention} {layer.rotated}/{layer.head_dim} {layer.layout}, base {layer.base:,.0f}"
-            if layer.scaling:
+            if layer.scaling and layer.scaling["rope_type"] != "proportional":  # proportional: in the convention
                 label += f", {layer.scaling['rope_type']} x{layer.scaling.get('factor', 1):g}"
         if layer.window:
             label += f", window {layer.window:,}"
