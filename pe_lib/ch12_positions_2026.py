@@ -350,11 +350,13 @@ def bug_cost_figure(results):
     for k, (p, hatch) in enumerate(zip(fractions, hatches, strict=True)):
         costs = [results["bug_cost"][str(p)][c] for c in cases]
         colours = [Grey if c == "neox" else Problem for c in cases]
-        ax.bar(np.arange(len(cases)) + (k - 1) * width, costs, width, color="white", edgecolor=colours, hatch=hatch,
-               lw=1.2, label=f"p = {p} ({int(p * 32)} of 32 pairs turn)")  # fmt: skip
+        bars = ax.bar(np.arange(len(cases)) + (k - 1) * width, costs, width, color="white", edgecolor=colours,
+                      hatch=hatch, lw=1.2, label=f"p = {p} ({int(p * 32)} of 32 pairs turn)")  # fmt: skip
+        ax.bar_label(bars, fmt="%.2f", fontsize="x-small", padding=2)
     ax.set_xticks(range(len(cases)), [partial_sweep.CASE_LABELS[c].replace(" where ", "\nwhere ") for c in cases],
                   fontsize="small")  # fmt: skip
     ax.axhline(0, color=COLOURS["reference"], lw=0.8)
     ax.set(ylabel="extra loss (nats)", title=f"SmolLM2-p ported wrong: first {results['setup']['bug_length']:,} tokens")
-    ax.legend(fontsize="small")
+    ax.set_ylim(0, 1.15 * max(max(results["bug_cost"][str(p)].values()) for p in fractions))
+    fig.legend(loc="outside upper center", ncols=3, fontsize="small")
     return fig
