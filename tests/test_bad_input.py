@@ -435,6 +435,13 @@ CASES = {
         ValueError,
         ["shift", "train_len=16", "16"],
     ),
+    "extrapolation unknown test": (
+        lambda: extrapolation.evaluate(
+            decoder.TinyDecoder("rope", extrapolation.Config()), "shift", extrapolation.Config(), tests=["at_8x"]
+        ),
+        ValueError,
+        ["tests", "'at_8x'", "'at_4x'"],
+    ),
     "decoder unknown positional": (
         lambda: decoder.TinyDecoder("absolute", extrapolation.Config()),
         ValueError,

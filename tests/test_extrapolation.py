@@ -112,6 +112,19 @@ def test_evaluate_scores_only_the_positions_past_the_trained_length():
     assert scores["at_4x"] == pytest.approx(past.mean(), abs=1e-6)  # the same count of targets at each position
 
 
+def test_evaluate_runs_only_the_tests_asked_for_with_the_same_scores():
+    model = ex.train("rope", "shift", TINY).model
+    every = ex.evaluate(model, "shift", TINY)
+    only_4x = ex.evaluate(model, "shift", TINY, tests=["at_4x"])
+    assert set(only_4x) == {"at_4x", "per_position"} and only_4x["at_4x"] == every["at_4x"]
+    assert only_4x["per_position"] == every["per_position"]
+    two = ex.evaluate(model, "shift", TINY, tests=("unseen_window", "in_distribution"))
+    assert two == {m: every[m] for m in ("in_distribution", "unseen_window")}  # no per_position without at_4x
+    for bad in ("at_4x", [], ["at_8x"]):
+        with pytest.raises(ValueError, match="tests"):
+            ex.evaluate(model, "shift", TINY, tests=bad)
+
+
 def test_extend_and_finetune_reports_zero_shot_and_each_checkpoint():
     trained = ex.train("rope", "shift", TINY)
     scores = ex.extend_and_finetune(trained, "ntk", 2)
