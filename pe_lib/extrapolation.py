@@ -32,8 +32,9 @@ from torch import nn
 
 from . import _validate, sweeps
 from .data import load_json
-from .decoder import EXTENSIONS, VARIANTS, TinyDecoder
+from .decoder import EXTENSIONS, ROPE_BASES, VARIANTS, TinyDecoder
 from .experiments import IGNORE, masked_accuracy
+from .rope_scaling import rope_frequencies
 
 TASKS = ("shift", "local_max")
 METRICS = ("in_distribution", "at_2x", "at_4x", "unseen_window")
@@ -261,6 +262,21 @@ def majority_baseline(task, config=None):
     _, targets, _, scored = _test_sets(_validate.choice("task", task, TASKS), config)["in_distribution"]
     answers = targets[scored]
     return float((answers == answers.mode().values).float().mean())
+
+
+def pair0_lookalikes(config=None):
+    """The distances no training sequence holds (train_len .. 4 * train_len - 1), split by how RoPE's fastest pair,
+    pair 0, sees them from the shift task's target k places back.
+
+    Returns (lookalikes, others), two ascending lists of ints: the distances d at which pair 0 (theta_0 = 1 for
+    every base) is within a quarter turn of its angle at distance k, cos((d - k) theta_0) > 0, so that to pair 0 a
+    key there leans towards the target; and the rest. With the defaults: 24 and 24.
+    """
+    config = _config(config)
+    theta_0 = rope_frequencies(config.d_model // config.num_heads, base=ROPE_BASES["rope"])[0]
+    distances = np.arange(config.train_len, config.max_position)
+    alike = np.cos((distances - config.shift) * theta_0) > 0
+    return distances[alike].tolist(), distances[~alike].tolist()
 
 
 def extend_and_finetune(trained, method, factor, *, seed=0):

@@ -442,6 +442,11 @@ CASES = {
         ValueError,
         ["tests", "'at_8x'", "'at_4x'"],
     ),
+    "pair-0 look-alikes config as a dict": (
+        lambda: extrapolation.pair0_lookalikes({"shift": 3}),
+        TypeError,
+        ["config", "Config", "dict"],
+    ),
     "decoder unknown positional": (
         lambda: decoder.TinyDecoder("absolute", extrapolation.Config()),
         ValueError,

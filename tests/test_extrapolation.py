@@ -1,6 +1,7 @@
 """pe_lib.extrapolation: the tasks, the causal decoder's position methods, context extension, the sweep."""
 
 import json
+import math
 import subprocess
 import sys
 from pathlib import Path
@@ -123,6 +124,17 @@ def test_evaluate_runs_only_the_tests_asked_for_with_the_same_scores():
     for bad in ("at_4x", [], ["at_8x"]):
         with pytest.raises(ValueError, match="tests"):
             ex.evaluate(model, "shift", TINY, tests=bad)
+
+
+def test_pair0_lookalikes_split_the_untrained_distances_by_pair_0s_angle_from_the_target():
+    lookalikes, others = ex.pair0_lookalikes()
+    assert len(lookalikes) == len(others) == 24 and sorted(lookalikes + others) == list(range(16, 64))
+    for distance in range(16, 64):  # pair 0 turns by 1 rad per position: within a quarter turn of distance 3?
+        near = math.cos(distance - 3) > 0
+        assert (distance in lookalikes) == near and (distance in others) == (not near)
+    assert {34, 41, 47, 53, 60} <= set(lookalikes)  # the nearest to 3 + 2 pi k
+    tiny_lookalikes, tiny_others = ex.pair0_lookalikes(TINY)
+    assert sorted(tiny_lookalikes + tiny_others) == list(range(TINY.train_len, 4 * TINY.train_len))
 
 
 def test_extend_and_finetune_reports_zero_shot_and_each_checkpoint():
