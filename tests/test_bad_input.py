@@ -445,6 +445,18 @@ CASES = {
         ValueError,
         ["shift", "train_len=16", "16"],
     ),
+    "extrapolation unknown test": (
+        lambda: extrapolation.evaluate(
+            decoder.TinyDecoder("rope", extrapolation.Config()), "shift", extrapolation.Config(), tests=["at_8x"]
+        ),
+        ValueError,
+        ["tests", "'at_8x'", "'at_4x'"],
+    ),
+    "pair-0 look-alikes config as a dict": (
+        lambda: extrapolation.pair0_lookalikes({"shift": 3}),
+        TypeError,
+        ["config", "Config", "dict"],
+    ),
     "decoder unknown positional": (
         lambda: decoder.TinyDecoder("absolute", extrapolation.Config()),
         ValueError,
