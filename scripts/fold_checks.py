@@ -7,7 +7,8 @@ top-level `assert`, and nothing a reader would come to read (no def, class or im
 runs every one of them; only the reading changes. The cell gets
 - `metadata.jupyter.source_hidden = true`: JupyterLab shows it collapsed (one click opens it);
 - the tag `hide-input`: the book (MyST-NB) shows a "Show code cell source" toggle instead of the code.
-A cell this script folded that is no longer a check is unfolded; other cells are left alone. --check changes nothing and exits 1 if a notebook is not folded so
+A cell this script folded that is no longer a check is unfolded; other cells are left alone.
+--check changes nothing and exits 1 if a notebook is not folded so
 (tests/test_fold_checks.py runs it on the committed notebooks).
 """
 

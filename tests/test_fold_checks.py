@@ -1,4 +1,4 @@
-"""The notebooks' check cells are folded (scripts/fold_checks.py): collapsed in JupyterLab, behind a toggle in the book."""
+"""The notebooks' check cells are folded (scripts/fold_checks.py): collapsed in JupyterLab, a toggle in the book."""
 
 import sys
 from pathlib import Path
