@@ -106,7 +106,7 @@ WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
 
 IMG = re.compile(r'<img src="data:image/png;base64,([^"]+)" alt="([^"]+)" width="(\d+)" height="(\d+)"')
-CAPTION = re.compile(r"<figcaption[^>]*>(.*)</figcaption></figure>$")
+CAPTION = re.compile(r"<figcaption[^>]*>(.*?)</figcaption></figure>")  # an explorer may add text after its figure
 
 
 def bundle_img(bundle):
