@@ -10,6 +10,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from . import _validate, relative, rope_frequencies
+from .accessible import number
 from .colours import contrast_ratio
 from .explorer import Explorer
 from .figures import freeze_layout, new_axes, style_figsize
@@ -161,7 +162,7 @@ class MethodsExplorer(Explorer):
         similar = np.cos(np.multiply.outer(self.offsets, theta)).mean(axis=1)  # even in the offset
         below = np.flatnonzero(similar[self.offsets >= 0] < 0.5)
         self.rope = similar * past
-        self.half_width = int(below[0]) if below.size else None
+        self.half_width = int(self.offsets[self.offsets >= 0][below[0]]) if below.size else None  # a distance
         self.alibi = -slope * np.abs(self.offsets) * past
         self.buckets = (
             relative.t5_relative_bucket(
@@ -182,7 +183,21 @@ class MethodsExplorer(Explorer):
         for span in self._future:
             span.set_visible(causal)
         self._axes[2].set_ylim(-1, buckets)
+        self._shown = (base, head_dim, slope, buckets, max_distance, causal)
         return causal, buckets
+
+    def finding(self):
+        base, head_dim, slope, buckets, max_distance, causal = self._shown
+        side = "the past only (causal)" if causal else "past and future"
+        width = "beyond 2,048" if self.half_width is None else f"{self.half_width:,}"
+        far = self.offsets == -self.WINDOW
+        return (
+            f"Against the relative position, {side}, out to 2,048: RoPE with base {number(base)} and head_dim "
+            f"{head_dim} gives similar query and key a mean score that first drops below one half at distance "
+            f"{width}; ALiBi with slope 1/{round(1 / slope)} adds a bias falling in a straight line, to "
+            f"{number(self.alibi[far][0])} at distance 2,048; T5 with {buckets} buckets and max_distance "
+            f"{max_distance} puts every distance from {self.last_from} on into one last bucket"
+        )
 
     def animated_artists(self):
         return (*self._lines, *self._titles)
@@ -245,7 +260,19 @@ class ALiBiExplorer(Explorer):
         self._title.set_text(f"beyond {distance}: {kept} of {num_heads} heads keep > 1%")
         self._right.set_xlim(0.4, num_heads + 0.6)
         self._right.set_xticks(np.arange(1, num_heads + 1, 1 if num_heads <= 12 else 4))
+        self._shown = (num_heads, distance, kept)
         return num_heads
+
+    def finding(self):
+        num_heads, distance, kept = self._shown
+        steep, gentle = self.slopes.argmax(), self.slopes.argmin()  # not the first and last head at 6, 12, 24
+        return (
+            f"ALiBi with {num_heads} heads, the last query of {self.LENGTH:,} tokens whose contents score alike: "
+            f"the bias alone leaves {kept} of the {num_heads} heads more than 1% of their attention on keys more than "
+            f"{distance} back; the steepest head (slope {number(self.slopes[steep])}) keeps "
+            f"{number(self.share_beyond[steep])}, the gentlest (slope {number(self.slopes[gentle])}) "
+            f"{number(self.share_beyond[gentle])}"
+        )
 
     def animated_artists(self):
         return (*self._lines, self._marker, *self._bars, self._title)
