@@ -192,10 +192,10 @@ class MethodsExplorer(Explorer):
         width = "beyond 2,048" if self.half_width is None else f"{self.half_width:,}"
         far = self.offsets == -self.WINDOW
         return (
-            f"Against the relative position, {side}, out to 2,048: RoPE with base {number(base)} and head_dim "
+            f"Against the relative position, {side}, out to 2,048: RoPE with base {number(base)} and head size "
             f"{head_dim} gives similar query and key a mean score that first drops below one half at distance "
             f"{width}; ALiBi with slope 1/{round(1 / slope)} adds a bias falling in a straight line, to "
-            f"{number(self.alibi[far][0])} at distance 2,048; T5 with {buckets} buckets and max_distance "
+            f"{number(self.alibi[far][0])} at distance 2,048; T5 with {buckets} buckets and maximum distance "
             f"{max_distance} puts every distance from {self.last_from} on into one last bucket"
         )
 
