@@ -10,6 +10,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from . import _validate, analysis, encodings
+from .accessible import number
 from .ch05_learned_exercises import check_shift_targets, check_similarity_by_offset  # noqa: F401 (ch05.check_...)
 from .data import load_minilm_embeddings
 from .explorer import Explorer, TrainingProgress  # noqa: F401 (notebook 05 calls ch05.TrainingProgress)
@@ -209,7 +210,8 @@ class PositionSimilarityExplorer(Explorer):
     tables: dict name -> (n, d) table (e.g. MiniLM's learned positions and the sinusoidal
     encoding of the same size). Sliders: the position p and the half-width of the window shown.
     The x axis is the offset q - p, so moving p keeps the axes still (p itself sits at 0).
-    After each update, `neighbour_similarity[name]` is the mean cosine of row p with rows p ± 1.
+    After each update, `neighbour_similarity[name]` is the mean cosine of row p with rows p ± 1, and
+    `lowest[name]` the (offset, cosine) of the least similar row in the window; `finding()` says both.
     """
 
     WINDOWS = (8, 16, 32, 64, 128, 256, 512)
@@ -226,7 +228,7 @@ class PositionSimilarityExplorer(Explorer):
             raise ValueError(f"every table needs at least 2 rows (positions) to compare, got {self.n}")
         position = _validate.int_in_range("position", position, 0, self.n - 1)
         window = _validate.one_of("window", window, self.WINDOWS)
-        self.neighbour_similarity = {}
+        self.neighbour_similarity, self.lowest = {}, {}
         figure, ax = plt.subplots(figsize=style_figsize(8.5, 3.6), layout="constrained")
         self._lines = {name: ax.plot([], [], "o-", ms=2.5, lw=1.2, label=name)[0] for name in self.similarity}
         self._here = ax.axvline(0, color="k", lw=1)  # p itself; drawn over the lines: animated with them
@@ -248,6 +250,9 @@ class PositionSimilarityExplorer(Explorer):
             self._lines[name].set_data(others - position, similarity[position, others])
             neighbours = [q for q in (position - 1, position + 1) if 0 <= q < self.n]
             self.neighbour_similarity[name] = float(np.mean(similarity[position, neighbours]))
+            drawn = similarity[position, others]
+            self.lowest[name] = (int(others[drawn.argmin()] - position), float(drawn.min()))
+        self._shown = (position, low, high)
         self._ax.set_xlim(-window - 0.5, window + 0.5)
         self._ax.set_title(f"similarity of position {position} to positions {low}..{high}")
         self._text.set_text(
@@ -255,6 +260,15 @@ class PositionSimilarityExplorer(Explorer):
             + "\n".join(f"{name}: {value:.2f}" for name, value in self.neighbour_similarity.items())
         )
         return window  # the x axis: one background per window
+
+    def finding(self):
+        position, low, high = self._shown
+        tables = "; ".join(
+            f"{name}: {number(self.neighbour_similarity[name])} with its neighbours, least similar at offset "
+            f"{self.lowest[name][0]:+d} ({number(self.lowest[name][1])})"
+            for name in self.similarity
+        )
+        return f"Cosine similarity of position {position} to positions {low} to {high}. {tables}"
 
     def animated_artists(self):
         return (*self._lines.values(), self._here, self._zero, self._ax.title, self._text)

@@ -10,6 +10,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from . import _validate, relative, rope_frequencies
+from .accessible import number
 from .colours import contrast_ratio
 from .explorer import Explorer
 from .figures import freeze_layout, new_axes, style_figsize
@@ -159,7 +160,8 @@ class MethodsExplorer(Explorer):
         past = np.where(self.offsets > 0, np.nan, 1.0) if causal else np.ones(len(self.offsets))
         theta = rope_frequencies(head_dim, base=base)
         similar = np.cos(np.multiply.outer(self.offsets, theta)).mean(axis=1)  # even in the offset
-        below = np.flatnonzero(similar[self.offsets >= 0] < 0.5)
+        # At every integer distance, not only the drawn ones (1% apart past 256: a dip between them is missed).
+        below = np.flatnonzero(np.cos(np.multiply.outer(np.arange(self.WINDOW + 1), theta)).mean(axis=1) < 0.5)
         self.rope = similar * past
         self.half_width = int(below[0]) if below.size else None
         self.alibi = -slope * np.abs(self.offsets) * past
@@ -182,7 +184,21 @@ class MethodsExplorer(Explorer):
         for span in self._future:
             span.set_visible(causal)
         self._axes[2].set_ylim(-1, buckets)
+        self._shown = (base, head_dim, slope, buckets, max_distance, causal)
         return causal, buckets
+
+    def finding(self):
+        base, head_dim, slope, buckets, max_distance, causal = self._shown
+        side = "the past only (causal)" if causal else "past and future"
+        width = "beyond 2,048" if self.half_width is None else f"{self.half_width:,}"
+        far = self.offsets == -self.WINDOW
+        return (
+            f"Against the relative position, {side}, out to 2,048: RoPE with base {number(base)} and head size "
+            f"{head_dim} gives similar query and key a mean score that first drops below one half at distance "
+            f"{width}; ALiBi with slope 1/{round(1 / slope)} adds a bias falling in a straight line, to "
+            f"{number(self.alibi[far][0])} at distance 2,048; T5 with {buckets} buckets and maximum distance "
+            f"{max_distance} puts every distance from {self.last_from} on into one last bucket"
+        )
 
     def animated_artists(self):
         return (*self._lines, *self._titles)
@@ -245,7 +261,19 @@ class ALiBiExplorer(Explorer):
         self._title.set_text(f"beyond {distance}: {kept} of {num_heads} heads keep > 1%")
         self._right.set_xlim(0.4, num_heads + 0.6)
         self._right.set_xticks(np.arange(1, num_heads + 1, 1 if num_heads <= 12 else 4))
+        self._shown = (num_heads, distance, kept)
         return num_heads
+
+    def finding(self):
+        num_heads, distance, kept = self._shown
+        steep, gentle = self.slopes.argmax(), self.slopes.argmin()  # not the first and last head at 6, 12, 24
+        return (
+            f"ALiBi with {num_heads} heads, the last query of {self.LENGTH:,} tokens whose contents score alike: "
+            f"the bias alone leaves {kept} of the {num_heads} heads more than 1% of their attention on keys more than "
+            f"{distance} back; the steepest head (slope {number(self.slopes[steep])}) keeps "
+            f"{number(self.share_beyond[steep])}, the gentlest (slope {number(self.slopes[gentle])}) "
+            f"{number(self.share_beyond[gentle])}"
+        )
 
     def animated_artists(self):
         return (*self._lines, self._marker, *self._bars, self._title)

@@ -8,7 +8,7 @@ from test_experiments import TINY  # the smallest config that trains
 from test_figures import text_problems
 
 import pe_lib
-from pe_lib import analysis, data, experiments, figures
+from pe_lib import analysis, data, experiments, figures, findings
 from pe_lib import ch05_learned as ch05
 from pe_lib.explorer import Explorer
 
@@ -136,6 +136,11 @@ def test_position_similarity_explorer_moves_and_measures_neighbours():
         analysis.cosine_similarity(tables["sinusoidal"][:2])[0, 1]
     )
     assert any(isinstance(c, ipywidgets.IntSlider) for c in explorer.controls.values())
+    explorer.update(position=100, window=32)
+    row = similarity[100, 68:133]  # the learned line as drawn, offsets -32 .. 32
+    quotes = {"neighbours": (similarity[100, 99] + similarity[100, 101]) / 2, "least": row.min()}
+    assert not findings.check_quotes(explorer.finding(), quotes | {"at offset": int(row.argmin()) - 32})
+    assert "positions 68 to 132" in explorer.finding() and not findings.finding_problems(explorer.finding())
 
 
 def test_position_similarity_explorer_needs_a_table():

@@ -5,6 +5,7 @@ import pytest
 
 import pe_lib
 from pe_lib import ch07_relative as ch07
+from pe_lib import findings
 
 # --- figures -------------------------------------------------------------------------------
 
@@ -116,6 +117,36 @@ def test_alibi_explorer_shares_are_the_softmax_of_the_bias():
     assert np.allclose(explorer.share_beyond, weights[:, 65:].sum(axis=1))
     kept = int((explorer.share_beyond > 0.01).sum())
     assert explorer._title.get_text() == f"beyond 64: {kept} of 12 heads keep > 1%"
+
+
+def test_alibi_explorer_finding_quotes_the_steepest_and_gentlest_heads():
+    """Each frame's caption, recomputed by the geometric sum: the share past d of exp(-m t), t = 0..2047."""
+    explorer = ch07.ALiBiExplorer()
+    for num_heads, distance in ((12, 64), (8, 1), (32, 1024), (6, 16)):
+        explorer.update(num_heads=num_heads, distance=distance)
+        slopes = np.array(pe_lib.alibi_slopes(num_heads))
+        share = (
+            np.exp(-slopes * (distance + 1)) * (1 - np.exp(-slopes * (2047 - distance))) / (1 - np.exp(-slopes * 2048))
+        )
+        quotes = {"heads over 1%": np.sum(share > 0.01), "heads": num_heads, "distance": distance}
+        quotes |= {"steepest": slopes.max(), "gentlest": slopes.min(), "its share": share[slopes.argmin()]}
+        if share[slopes.argmax()] >= 1e-6:  # else printed as a bound, "< 1e-06"
+            quotes["steepest's share"] = share[slopes.argmax()]
+        assert not findings.check_quotes(explorer.finding(), quotes), explorer.finding()
+        assert not findings.finding_problems(explorer.finding())
+
+
+def test_methods_explorer_finding_says_where_each_method_stands():
+    explorer = ch07.MethodsExplorer()
+    for settings in ({}, {"base": 1e6, "head_dim": 16}, {"causal": True, "buckets": 8, "max_distance": 1024}):
+        explorer.update(**settings)
+        finding = explorer.finding()
+        assert f"below one half at distance {explorer.half_width:,}" in finding or explorer.half_width is None
+        assert f"from {explorer.last_from} on" in finding and not findings.finding_problems(finding)
+    explorer.update(base=1e6, head_dim=256, causal=False)  # its half width is past the ±256 of integer offsets
+    theta = 1e6 ** (-np.arange(0, 256, 2) / 256)
+    first = int(np.argmax([np.cos(t * theta).mean() < 0.5 for t in range(3000)]))
+    assert first > 256 and explorer.half_width == first  # not the first drawn offset past it (1% apart out there)
 
 
 def test_alibi_explorer_hides_the_heads_it_does_not_have():

@@ -1,4 +1,4 @@
-"""Every number the committed figure captions of notebooks 01-04 and 06 quote, recomputed (issue 34).
+"""Every number the committed figure captions of notebooks 01-08 quote, recomputed (issue 34).
 
 A caption is the finding shown under a figure (`pe_lib.accessible.show`, an explorer's frame); it is read
 here from the committed notebook, by its cell's id. Each recomputation derives the numbers the caption
@@ -23,7 +23,7 @@ import pytest
 import torch
 
 import pe_lib
-from pe_lib import analysis, findings
+from pe_lib import analysis, experiments, extrapolation, findings
 from pe_lib import ch01_order as ch01
 from pe_lib.data import load_minilm_embeddings
 
@@ -34,6 +34,9 @@ CHAPTERS = (
     "03_sinusoidal_derivation",
     "04_pendulum_intuition",
     "06_embedding_pipeline",
+    "05_learned_vs_fixed",
+    "07_relative_positions",
+    "08_length_generalisation",
 )
 CAPTION = re.compile(r"<figcaption[^>]*>(.*?)</figcaption>", re.DOTALL)
 
@@ -47,6 +50,23 @@ NOT_RECOMPUTED = {
     "checks its caption against the drawn lines",
     ("06_embedding_pipeline", "f1bbfb3e"): "the explorer's sentence comes from a model drawn after the notebook's "
     "earlier draws; DropoutExplorer's caption is recomputed at every p in tests/test_ch06_pipeline.py",
+}
+
+NOT_RECOMPUTED |= {
+    ("05_learned_vs_fixed", "43a96326"): "no quantity: its numbers name the positions shown",
+    ("05_learned_vs_fixed", "cc25baa7"): "no quantity: it says what the bars are",
+    ("05_learned_vs_fixed", "1804e711"): "a live training run: its losses' last digits differ by CPU (numbers=False)",
+    ("05_learned_vs_fixed", "dc3f24b9"): "a random head drawn after the notebook's earlier draws; the cell prints "
+    "the spreads it quotes",
+    ("07_relative_positions", "03b0b512"): "no quantity: its numbers name features",
+    ("07_relative_positions", "6c8beb97"): "no quantity: its numbers name the query's position and the head's offset",
+    ("07_relative_positions", "cf2505e3"): "no quantity",
+    ("07_relative_positions", "5e8fbee9"): "random sentences drawn after the notebook's earlier draws; the cell "
+    "checks its caption against the drawn lines",
+    (
+        "08_length_generalisation",
+        "7eded79c",
+    ): "the ScalingExplorer's caption is checked against its frequencies in tests/test_ch08_extension.py",
 }
 
 RECOMPUTED = {}
@@ -509,6 +529,244 @@ def _(caption):
     }
 
 
+# --- notebook 05 ---------------------------------------------------------------------------------
+
+
+@functools.cache
+def minilm_and_sinusoid():
+    """MiniLM's learned position table and the sinusoid of its size, float64, with their cosine matrices."""
+    learned = load_minilm_embeddings()["position"].astype(np.float64)
+    n, d = learned.shape
+    angles = np.arange(n)[:, None] * 10000.0 ** (-np.arange(0, d, 2) / d)  # written out, not pe_lib's
+    sinusoid = np.empty((n, d))
+    sinusoid[:, 0::2], sinusoid[:, 1::2] = np.sin(angles), np.cos(angles)
+
+    def cosines(table):
+        unit = table / np.linalg.norm(table, axis=1, keepdims=True)
+        return unit @ unit.T
+
+    return {"MiniLM (learned)": (learned, cosines(learned)), "sinusoidal": (sinusoid, cosines(sinusoid))}
+
+
+@recomputes("05_learned_vs_fixed", "2f97b622")
+def _(caption):
+    (_, learned), (_, sinusoid) = (pair for pair in minilm_and_sinusoid().values())
+
+    def neighbours_first(c):  # by sorting: the second most similar row (the first is the row itself)
+        return int(np.sum(np.abs(np.argsort(-c, axis=1)[:, 1] - np.arange(len(c))) == 1))
+
+    def spread(c):
+        return max(c.diagonal(k).max() - c.diagonal(k).min() for k in range(1, len(c) - 1))
+
+    return {
+        "MiniLM, nearest is a neighbour": neighbours_first(learned[:64, :64]),
+        "sinusoid, nearest is a neighbour": neighbours_first(sinusoid[:64, :64]),
+        "sinusoid, spread at one offset": spread(sinusoid[:64, :64]),
+        "MiniLM, spread at one offset": spread(learned[:64, :64]),
+    }
+
+
+@recomputes("05_learned_vs_fixed", "87c97b5b")
+def _(caption):
+    def far_mean(c):  # the mean over all pairs at each offset k, then over k = 17-64
+        return np.mean([c.diagonal(k).mean() for k in range(17, 65)])
+
+    return {f"{name}, k = 17-64": far_mean(c) for name, (_, c) in minilm_and_sinusoid().items()}
+
+
+@recomputes("05_learned_vs_fixed", "a8f276ea")
+def _(caption):
+    def two_largest_share(table):  # eigenvalues of the covariance instead of the SVD
+        values = np.linalg.eigvalsh(np.cov(table[1:], rowvar=False))
+        return values[-2:].sum() / values.sum()
+
+    return {f"{name}, first two directions": two_largest_share(t) for name, (t, _) in minilm_and_sinusoid().items()}
+
+
+@recomputes("05_learned_vs_fixed", "df09682b")
+def _(caption):
+    p, window = 100, 32
+    values = {}
+    for name, (_, c) in minilm_and_sinusoid().items():
+        row = c[p, p - window : p + window + 1]
+        values |= {f"{name}, p ± 1": (c[p, p - 1] + c[p, p + 1]) / 2, f"{name}, least": row.min()}
+        values[f"{name}, offset of the least"] = int(np.argmin(row)) - window  # q - p: negative, before p
+    return values
+
+
+@recomputes("05_learned_vs_fixed", "09a31b65")
+def _(caption):
+    """From the five runs' accuracies at each position (not the summary's means), positions 16-31 of 32."""
+    runs = experiments.load_results()["runs"]
+
+    def mean(regime, variant):
+        rows = [run["per_position"] for run in runs if (run["regime"], run["positional"]) == (regime, variant)]
+        return np.array([[np.nan if a is None else a for a in row] for row in rows], dtype=float).mean(axis=0)
+
+    return {
+        "learned from 0, past 15, most": mean("from_zero", "learned")[16:].max(),
+        "sinusoidal from 0, past 15, most": mean("from_zero", "sinusoidal")[16:].max(),
+        "rope from 0, past 15, least": mean("from_zero", "rope")[16:].min(),
+        "chance: 1 / 16": 1 / 16,
+        "sinusoid in windows, least": np.nanmin(mean("random_offset", "sinusoidal")),
+        "rope in windows, least": np.nanmin(mean("random_offset", "rope")),
+        "learned in windows, most": np.nanmax(mean("random_offset", "learned")),
+        "none, most": max(np.nanmax(mean(regime, "none")) for regime in ("from_zero", "random_offset")),
+    }
+
+
+@recomputes("05_learned_vs_fixed", "338fadf8")
+def _(caption):
+    """Only the untrained rows: they keep BERT's initialisation, N(0, 0.02²) in 64 dimensions (the rest is live)."""
+    return {"untrained rows: 0.02 √64": 0.02 * np.sqrt(64)}
+
+
+# --- notebook 07 ---------------------------------------------------------------------------------
+
+
+def theta(head_dim, base=10000.0):
+    return base ** (-np.arange(0, head_dim, 2) / head_dim)
+
+
+@recomputes("07_relative_positions", "4fae4e3b")
+def _(caption):
+    wavelengths = 2 * np.pi / theta(128)
+    slow = np.flatnonzero(wavelengths > 4096)
+    return {"slow pairs": slow.size, "first slow pair": slow[0], "last": 63} | {
+        "shortest slow wavelength": wavelengths[slow].min(),
+        "longest": wavelengths.max(),
+        "fastest": wavelengths[0],
+    }
+
+
+@recomputes("07_relative_positions", "2c20cd39")
+def _(caption):
+    """The closed form E[q·R(-t)k] = Σ_i 2 cos(t θ_i) for k = q + noise: 64 at t = 0, its mean over t = 1,000-4,096."""
+    t = np.arange(1000, 4097)
+    far = sum(2 * np.cos(t * w) for w in theta(64)).mean()
+    assert "42 at 10" in caption  # sampled: the closed form at 10 is 41.6
+    return {
+        "at 0": 2 * len(theta(64)),
+        "mean from 1,000 to 4,096": far,
+        "closed form at 10": 2 * np.cos(10 * theta(64)).sum(),
+    }
+
+
+@recomputes("07_relative_positions", "3d6529c2")
+def _(caption):
+    return {"head 1: 1 / 2^(8/8)": 2, "head 8: 1 / 2^(8·8/8)": 2**8}
+
+
+def alibi_slopes_paper(n):
+    """The ALiBi paper's slopes (Press et al., 2022, and its repository): a power of two, then the odd extras."""
+    power = 2 ** int(np.floor(np.log2(n)))
+    slopes = [2 ** (-8 * (i + 1) / power) for i in range(power)]
+    return slopes + [2 ** (-8 * (i + 1) / (2 * power)) for i in range(0, 2 * (n - power), 2)]
+
+
+@recomputes("07_relative_positions", "8007634f")
+def _(caption):
+    slopes, d = np.array(alibi_slopes_paper(12)), 64
+    share = np.exp(-slopes * (d + 1)) * (1 - np.exp(-slopes * (2048 - d - 1))) / (1 - np.exp(-slopes * 2048))  # a sum
+    return {
+        "heads over 1%": np.sum(share > 0.01),
+        "steepest slope": slopes.max(),
+        "steepest share": share[slopes.argmax()],
+        "gentlest slope": slopes.min(),
+        "gentlest share": share[slopes.argmin()],
+    }
+
+
+@recomputes("07_relative_positions", "ceb08089")
+def _(caption):
+    """The explorer's default frame: RoPE base 1e4, head size 64; ALiBi 1/16; T5 32 buckets, 128, both directions."""
+    from transformers.models.t5.modeling_t5 import T5Attention
+
+    rope = np.array([np.cos(t * theta(64)).mean() for t in range(300)])
+    relative = torch.arange(-2048, 1)
+    buckets = T5Attention._relative_position_bucket(relative, bidirectional=True, num_buckets=32, max_distance=128)
+    last = -int(relative[buckets == buckets[0]].max())  # the nearest distance in the farthest key's bucket
+    return {"RoPE below 1/2 from": int(np.argmax(rope < 0.5)), "ALiBi at 2,048": -2048 / 16, "T5 last bucket": last}
+
+
+# --- notebook 08 ---------------------------------------------------------------------------------
+
+
+@functools.cache
+def sweep_runs():
+    return extrapolation.load_results()["runs"]
+
+
+def run_mean(task, variant, what):
+    """The mean over seeds of one run entry, from the runs (not the summary)."""
+    values = [run[what] for run in sweep_runs() if (run["task"], run["positional"]) == (task, variant)]
+    if what == "per_position":
+        return np.array([[np.nan if a is None else a for a in row] for row in values], dtype=float).mean(axis=0)
+    return np.mean(values)
+
+
+@recomputes("08_length_generalisation", "ae603fd6")
+def _(caption):
+    """The last of the cell's two captions: local_max (the cell checks both against its bars with quotes=)."""
+    assert caption.startswith("Local max")
+    cells = [("learned", "in_distribution"), ("sinusoidal", "in_distribution"), ("learned", "at_4x")]
+    cells += [("sinusoidal", "at_4x"), ("rope", "at_2x"), ("rope", "at_4x"), ("rope_1e6", "at_4x"), ("t5", "at_4x")]
+    cells += [("t5_far", "at_4x"), ("alibi", "in_distribution"), ("none", "in_distribution")]
+    return {f"{variant}, {what}": run_mean("local_max", variant, what) for variant, what in cells}
+
+
+@recomputes("08_length_generalisation", "c5cd6248")
+def _(caption):
+    return {"pair 0: 15 / 2π turns": 15 / (2 * np.pi), "pair 1: 15 · 0.1": 1.5, "pair 1: 63 · 0.1": 6.3}
+
+
+@recomputes("08_length_generalisation", "edbb0791")
+def _(caption):
+    curves = {v: run_mean("shift", v, "per_position") for v in ("learned", "sinusoidal", "rope", "rope_1e6")}
+    curves |= {v: run_mean("shift", v, "per_position") for v in ("t5", "t5_far")}
+    drop = 16 + int(np.argmax(curves["rope"][16:] < 0.5))
+    return {
+        "learned at 16": curves["learned"][16],
+        "sinusoidal at 17": curves["sinusoidal"][17],
+        "RoPE holds to": drop - 1,
+        "RoPE there": curves["rope"][drop - 1],
+        "RoPE drops at": drop,
+        "RoPE at the drop": curves["rope"][drop],
+        "RoPE 1e6 past L, least": np.nanmin(curves["rope_1e6"][16:]),
+        "T5 last": curves["t5"][-1],
+        "T5 far buckets last": curves["t5_far"][-1],
+    }
+
+
+@recomputes("08_length_generalisation", "7906039e")
+def _(caption):
+    once = 4095 * theta(128) >= 2 * np.pi
+    return {"pairs turning once": once.sum(), "first new pair": np.argmin(once), "new pairs": (~once).sum()}
+
+
+@recomputes("08_length_generalisation", "9dbf2628")
+def _(caption):
+    values = {}
+    for run_when, label in (("zero_shot", "zero-shot"), ("after_150", "after 150")):
+        for method in extrapolation.EXTENSIONS:
+            runs = [run for run in sweep_runs() if (run["task"], run["positional"]) == ("shift", "rope")]
+            values[f"{label}, {method}"] = np.mean([run["extension"][method]["4"][run_when] for run in runs])
+    return values
+
+
+@recomputes("08_length_generalisation", "0034ffd7")
+def _(caption):
+    def first_negative(base):  # by blocks of distances, the sum written out
+        for start in range(0, 100_000, 5000):
+            m = np.arange(start, start + 5000)
+            negative = np.flatnonzero(np.cos(np.multiply.outer(m, theta(128, base))).sum(axis=1) < 0)
+            if negative.size:
+                return start + negative[0]
+        raise AssertionError("no negative sum below 100,000")
+
+    return {"at 0": 64} | {f"base {base:g}": first_negative(base) for base in (1e4, 5e5, 1e6)}
+
+
 # --- the tests -----------------------------------------------------------------------------------
 
 
@@ -543,3 +801,14 @@ def test_the_check_catches_the_false_caption_of_notebook_01():
     caption = captions("01_order_problem")["5e593ef1"]
     problems = findings.check_quotes(old, RECOMPUTED["01_order_problem", "5e593ef1"](caption))
     assert len(problems) == 2 and "MultiheadAttention + PE, smallest = 0.0645" in problems[1]
+
+
+def test_the_check_catches_the_far_mean_of_notebook_07():
+    """Issue 34: "6 on average from 1,000 on" was the mean over the 21 plotted distances; over every one it is 4.85."""
+    old = (
+        "A key similar to the query scores 64 at distance 0, 42 at 10 and 6 on average from 1,000 on; "
+        "an independent key scores about 0 at every distance"
+    )
+    caption = captions("07_relative_positions")["2c20cd39"]
+    problems = findings.check_quotes(old, RECOMPUTED["07_relative_positions", "2c20cd39"](caption))
+    assert len(problems) == 1 and "mean from 1,000 to 4,096 = 4.85" in problems[0]
