@@ -66,7 +66,8 @@ def _parse(item, m):
 def _vision(start, t, h, w, times):
     """(3, t*h*w) ids of a merged grid: time start + times[frame], height start + row, width start + column."""
     frame, row, col = np.meshgrid(np.arange(t), np.arange(h), np.arange(w), indexing="ij")
-    return start + np.stack([times[frame.ravel()], row.ravel(), col.ravel()]).astype(np.float64)
+    offsets = np.stack([times[frame.ravel()], row.ravel(), col.ravel()]).astype(np.float32)
+    return (np.float32(start) + offsets).astype(np.float64)  # added in float32, as transformers adds start_idx
 
 
 def _times(t, seconds, per_second, model):
@@ -76,7 +77,9 @@ def _times(t, seconds, per_second, model):
 
 
 def _line(start, n):
-    return np.broadcast_to(start + np.arange(n, dtype=np.float64), (3, n))
+    """n consecutive ids from start in all three rows, summed in float32 as transformers sums them once an id
+    is a float (after a video's non-integer time ids: 60.000004 + 4 is 64.0 in float32, not 64.000004)."""
+    return np.broadcast_to((np.float32(start) + np.arange(n, dtype=np.float32)).astype(np.float64), (3, n))
 
 
 def _chunk_bounds(times, per_chunk, start):
@@ -146,7 +149,7 @@ def omni_position_ids(segments, *, model="qwen2_5_omni", position_id_per_seconds
     pieces = []  # (ids (3, k), what the k tokens are)
 
     def after_last():
-        return pieces[-1][0].max() + 1 if pieces else 0.0
+        return float(np.float32(pieces[-1][0].max()) + np.float32(1)) if pieces else 0.0
 
     for kind, *args in parsed:
         if kind == "text":
@@ -155,7 +158,7 @@ def omni_position_ids(segments, *, model="qwen2_5_omni", position_id_per_seconds
         ends = 2 if kind == "video+audio" else 1
         s = after_last()
         pieces += [(_line(s, 1), "start")] * ends if two_ids else [(_line(s, ends), "start")]
-        s = s + (1 if two_ids else ends)
+        s = float(np.float32(s) + np.float32(1 if two_ids else ends))
         if kind == "audio":
             pieces.append((_line(s, args[0]), "audio"))
         else:

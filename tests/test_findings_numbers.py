@@ -812,3 +812,192 @@ def test_the_check_catches_the_far_mean_of_notebook_07():
     caption = captions("07_relative_positions")["2c20cd39"]
     problems = findings.check_quotes(old, RECOMPUTED["07_relative_positions", "2c20cd39"](caption))
     assert len(problems) == 1 and "mean from 1,000 to 4,096 = 4.85" in problems[0]
+
+
+# --- notebooks 11 and 12 (issue 34): the same checks, each caption's numbers by another route ----------------------
+
+LATER_CHAPTERS = ("11_beyond_one_line", "12_positions_in_2026_models")
+DATA = Path(pe_lib.__file__).resolve().parent / "data"
+
+LATER_NOT_RECOMPUTED = {
+    ("11_beyond_one_line", "18e8ff93"): "the two resampling kernels' difference on the notebook's table; "
+    "tests/test_multidim.py checks both kernels against their formulas, the cell its caption with quotes=",
+    ("11_beyond_one_line", "53d6a99e"): "scores of q and k drawn after the notebook's earlier draws; the cell checks "
+    "its caption with quotes=",
+    ("11_beyond_one_line", "08d3a1a0"): "layer counts read by layer_schemes; tests/test_layer_schemes.py compares "
+    "every layer with transformers' config classes, the cell its caption with quotes=",
+    ("12_positions_in_2026_models", "d714904b"): "layer counts read by hybrid_layers; tests/test_hybrid_layers.py "
+    "compares every layer with transformers' config classes, the cell its caption with quotes=",
+}
+LATER_EXPLORERS = {  # explorers' first frames: their sentences are tested at other settings in the chapter's tests
+    "11_beyond_one_line": "tests/test_ch11_beyond.py",
+    "12_positions_in_2026_models": "tests/test_ch12_positions_2026.py",
+}
+
+
+def json_data(name):
+    return json.loads((DATA / name).read_text(encoding="utf-8"))
+
+
+def rope_wavelength(j, base, rotated):
+    """2π / θ_j with θ_j = base^(-2j / rotated), written out."""
+    return 2 * np.pi * base ** (2 * j / rotated)
+
+
+@recomputes("11_beyond_one_line", "2e0b5127")
+def _(caption):
+    runs = json_data("grid_task.json")["runs"]
+    variants = sorted({r["variant"] for r in runs})
+    return {
+        f"{v}, {m}": np.mean([r[m] for r in runs if r["variant"] == v])
+        for v in variants
+        for m in ("in_distribution", "larger_grid")
+    }
+
+
+@recomputes("11_beyond_one_line", "bd910c9b")
+def _(caption):
+    """Qwen2-VL's rule: an image from s on a merged h x w grid holds ids s..s+h-1 (height), s..s+w-1 (width)."""
+    image_from, h, w = 4, 3, 4
+    video_from = image_from + max(h, w) + 3  # 3 text tokens after the image
+    return {
+        "height to": image_from + h - 1,
+        "width to": image_from + w - 1,
+        "text after the image": 8,
+        "video from": video_from,
+        "video to": video_from + 3 - 1,
+        "text after the video": video_from + 3,
+    }
+
+
+@recomputes("11_beyond_one_line", "01158b6f")
+def _(caption):
+    """16 temporal patches of 1 s each at 2 ids a second from position 5; a 26 x 46 patch grid merged 2 x 2."""
+    last = 5 + 2 * 1 * 15
+    return {"first time id": 5, "last time id": last, "trained": last + 1, "transformers 5.24": 5 + max(26, 46) // 2}
+
+
+@recomputes("11_beyond_one_line", "21c2567d")
+def _(caption):
+    return {
+        "Qwen2-VL, slowest time pair": rope_wavelength(15, 1e6, 128),
+        "Qwen2-VL, fastest width pair": rope_wavelength(40, 1e6, 128),
+        "Qwen3-VL, time (pair 0)": rope_wavelength(0, 5e6, 128),
+        "Qwen3-VL, height (pair 1)": rope_wavelength(1, 5e6, 128),
+        "Qwen3-VL, width (pair 2)": rope_wavelength(2, 5e6, 128),
+    }
+
+
+@recomputes("11_beyond_one_line", "8b9c6e72")
+def _(caption):
+    runs = json_data("layered.json")["runs"]
+    cells = {(r["task"], r["variant"]) for r in runs}
+    return {f"{t}, {v}": np.mean([r["at_4x"] for r in runs if (r["task"], r["variant"]) == (t, v)]) for t, v in cells}
+
+
+@recomputes("12_positions_in_2026_models", "4a732217")
+def _(caption):
+    """Gemma 4's global head: 512 features, p = 0.25, base 1e6; NeoX turns 128 of them, proportional 64 of 256 pairs."""
+    return {
+        "NeoX fastest": rope_wavelength(0, 1e6, 128),
+        "NeoX slowest": rope_wavelength(63, 1e6, 128),
+        "proportional slowest turning": rope_wavelength(63, 1e6, 512),
+        "pairs that never turn": 256 - 64,
+    }
+
+
+@recomputes("12_positions_in_2026_models", "62784b02")
+def _(caption):
+    assert "first 8 features and passes the last 8" in caption and "4 fastest of its 8 pairs" in caption
+    return {"turning pairs, int(0.5 · 16 // 2)": int(0.5 * 16 // 2)}
+
+
+@recomputes("12_positions_in_2026_models", "910dfac3")
+def _(caption):
+    """transformers' own get_llama_4_attn_scale (Ministral 3's modeling file), not pe_lib's."""
+    from transformers.models.ministral3.modeling_ministral3 import get_llama_4_attn_scale
+
+    p = torch.tensor([[1_048_575.0]], dtype=torch.float64)
+    return {
+        "Ministral 3": float(get_llama_4_attn_scale(p, 0.1, 16_384).flatten()[0]),
+        "Mistral Small 4": float(get_llama_4_attn_scale(p, 0.1, 8_192).flatten()[0]),
+    }
+
+
+@recomputes("12_positions_in_2026_models", "5e484faf")
+def _(caption):
+    """A frame group at t seconds gets s + t · rate; the audio heard then, one id per token at the encoder's rate."""
+    return {"Qwen2.5-Omni": 25, "Qwen3-Omni": 13, "4 s at 25 against 4 s at 13": 4 * 25 - 4 * 13}
+
+
+def sweep_blocks():
+    sweep, context = json_data("partial_rope_sweep.json"), json_data("context_extension.json")
+    return sweep["runs"], context["bucket_loss"]["none"]
+
+
+def over_tokens(means):
+    """The mean over tokens from blocks' means starting at block 0, which has 511 predictions (token 0 has none)."""
+    return np.average(means, weights=[511] + [512] * (len(means) - 1))
+
+
+@recomputes("12_positions_in_2026_models", "1816076e")
+def _(caption):
+    runs, trained = sweep_blocks()
+    quarter = runs["prope-0.75"]["bucket_loss"]
+    return {
+        "p = 0.75, 6,144-8,191": np.mean(quarter[12:16]),
+        "trained, 6,144-8,191": np.mean(trained[12:16]),
+        "p = 0.25, first 4,096": over_tokens(runs["prope-0.25"]["bucket_loss"][:8]),
+        "p = 0.75, 12,288-16,383": np.mean(quarter[24:]),
+        "trained, 12,288-16,383": np.mean(trained[24:]),
+    }
+
+
+@recomputes("12_positions_in_2026_models", "d490bd5a")
+def _(caption):
+    runs, _ = sweep_blocks()
+
+    def extra(case, p):
+        return over_tokens(runs[f"bug-{case}-{p}"]["bucket_loss"][:8]) - over_tokens(
+            runs[f"prope-{p}"]["bucket_loss"][:8]
+        )
+
+    cases = ("neox_for_proportional", "proportional_for_neox", "whole_head_for_neox")
+    return {case: extra(case, "0.75") for case in cases} | {
+        f"control, p = {p}": extra("neox", p) for p in (0.25, 0.5, 0.75)
+    }
+
+
+def later_captions():
+    return [(notebook, cell_id) for notebook in LATER_CHAPTERS for cell_id in captions(notebook)]
+
+
+def later_explorers(notebook):
+    """Cells whose caption is an explorer's first frame (the cell shows a live widget)."""
+    cells = json.loads((NOTEBOOKS / f"{notebook}.ipynb").read_text(encoding="utf-8"))["cells"]
+    widget = "application/vnd.jupyter.widget-view+json"
+    return {c["id"] for c in cells if any(widget in o.get("data", {}) for o in c.get("outputs", []))}
+
+
+@pytest.mark.parametrize("notebook", LATER_CHAPTERS)
+def test_every_caption_of_11_and_12_is_recomputed_or_says_why_not(notebook):
+    shown = set(captions(notebook)) - later_explorers(notebook)
+    checked = {cell for book, cell in [*RECOMPUTED, *LATER_NOT_RECOMPUTED] if book == notebook}
+    assert shown <= checked, f"captions with neither a recomputation nor a reason: {sorted(shown - checked)}"
+    assert checked <= shown, f"cells listed here without a caption in the notebook: {sorted(checked - shown)}"
+
+
+@pytest.mark.parametrize(("notebook", "cell_id"), later_captions(), ids=lambda value: str(value))
+def test_every_caption_of_11_and_12_names_series_in_words(notebook, cell_id):
+    assert not findings.finding_problems(captions(notebook)[cell_id])
+
+
+def test_the_false_caption_of_notebook_11_is_gone():
+    """11's wavelength caption said every Qwen3-VL axis has pairs "faster than 10 tokens": width's fastest pair
+    repeats every 10.17 tokens. "10" prints 10.17 to its precision, so check_quotes cannot see a false bound;
+    the caption now names each axis's fastest wavelength at one decimal."""
+    width = rope_wavelength(2, 5e6, 128)
+    assert width > 10
+    caption = captions("11_beyond_one_line")["21c2567d"]
+    assert "faster than 10 tokens" not in caption and "10.2 tokens for width" in caption
+    assert not findings.check_quotes(caption, {"Qwen3-VL, width": width})

@@ -147,3 +147,12 @@ def test_bad_segments_are_refused():
         op.omni_position_ids("text")
     with pytest.raises(ValueError, match="model must be one of"):
         op.omni_position_ids([3], model="qwen2_vl")
+
+
+def test_ids_are_summed_in_float32_as_transformers_sums_them():
+    """Hypothesis found it: 3 x 0.8 s x 25 ids/s is 60.000004 in float32, and 4 + 60.000004 is 64.0 there."""
+    segments = [("image", 1, 2, 2), ("video", 4, 2, 2, 0.8)]
+    mine = op.omni_position_ids(segments, model="qwen3_omni", position_id_per_seconds=25)
+    expected, _ = theirs(segments, "qwen3_omni", 25)
+    np.testing.assert_array_equal(mine, expected)
+    assert mine[0, 7] == 64.0
