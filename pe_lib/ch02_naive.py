@@ -234,8 +234,8 @@ class NaiveEncodingExplorer(Explorer):
         offset_alone = "the offset alone decides the similarity" if spread == "0" else "the position matters too"
         return (
             f"The {encoding} table of {length} positions holds values from {number(self.table.min())} to "
-            f"{number(self.table.max())}; PE(p) . PE(p+k) / d_model varies over p by up to {spread} at one offset "
-            f"({offset_alone})"
+            f"{number(self.table.max())}; the similarity of two positions k apart, PE(p) · PE(p+k) / d_model, varies "
+            f"over p by up to {spread} at one offset ({offset_alone})"
         )
 
     def animated_artists(self):

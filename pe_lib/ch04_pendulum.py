@@ -204,8 +204,9 @@ class PendulumExplorer(Explorer):
     def finding(self):
         turns = self._position * self._artists["weights"] / (2 * np.pi)
         return (
-            f"At position {self._position} pair 0 has turned {turns[0]:.2f} times and pair {turns.size - 1} "
-            f"{turns[-1]:.4f} times; the bars are PE({self._position}), each pair's sin and cos"
+            f"At position {self._position} the fastest pendulum (pair 0) has turned {turns[0]:.2f} times and the "
+            f"slowest (pair {turns.size - 1}) {turns[-1]:.4f} times; the bars are PE({self._position}): for each pair "
+            "its sin column, then its cos column"
         )
 
     def animated_artists(self):

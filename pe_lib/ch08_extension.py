@@ -72,10 +72,12 @@ def first_negative_distance(head_dim, base, limit=100_000):
     """
     limit = _validate.positive_int("limit", limit)
     theta = rope_scaling.rope_frequencies(head_dim, base=base)
-    distances = np.arange(limit + 1, dtype=np.float64)
-    sums = np.cos(np.multiply.outer(distances, theta)).sum(axis=1)
-    negative = np.flatnonzero(sums < 0)
-    return int(negative[0]) if negative.size else None
+    for start in range(0, limit + 1, 4096):  # in blocks: the answer is usually in the first few
+        distances = np.arange(start, min(start + 4096, limit + 1), dtype=np.float64)
+        negative = np.flatnonzero(np.cos(np.multiply.outer(distances, theta)).sum(axis=1) < 0)
+        if negative.size:
+            return start + int(negative[0])
+    return None
 
 
 def cos_sums(head_dim, base, distances):

@@ -21,6 +21,7 @@ from pathlib import Path
 import nbformat
 import pytest
 import yaml
+
 from conftest import _no_browser
 
 ROOT = Path(__file__).resolve().parent.parent

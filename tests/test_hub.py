@@ -30,8 +30,9 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from conftest import _no_browser
 from hub_client import Student
+
+from conftest import _no_browser
 
 pytestmark = [pytest.mark.hub, pytest.mark.slow]
 
