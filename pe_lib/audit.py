@@ -209,31 +209,11 @@ def _not_read(config):
     return {"rope": rope, "position_like": looks, "other": [k for k in extra if k not in looks]}
 
 
-def _transformers_layer_types(config):
-    """transformers' own layer_types for a RoPE config that lists none (its config class derives them: Gemma 4's
-    every sixth layer and the last, Qwen3-Next's linear layers, OLMo 3's windows), or None where transformers does
-    not know the model_type, derives none, or refuses the config (the reader's own rule then applies)."""
-    if config.get("layer_types") is not None or not rope_config.model_rules(config.get("model_type")):
-        return None
-    try:
-        from . import transformers_rotary
-
-        built = transformers_rotary.from_dict(config)
-    except Exception:  # noqa: BLE001 - transformers missing, or refusing this config: the reader's rule decides
-        return None
-    types = getattr(built, "layer_types", None)
-    count = next((config[k] for k in ("num_hidden_layers", "num_layers", "n_layer", "n_layers") if config.get(k)), None)
-    return list(types) if types and (count is None or len(types) == count) else None
-
-
 def audit(config, *, source=None):
     """The report for a config.json (a dict): see the module docstring; the same dict --json prints."""
     whole = config
     config, path, others = language_config(config)
     types_listed = config.get("layer_types") is not None
-    derived = _transformers_layer_types(config)
-    if derived is not None:
-        config = {**config, "layer_types": derived}
     rules = rope_config.model_rules(config.get("model_type"))
     has_rope = any(k in config for k in rope_config.ROPE_KEYS) or bool(rules.get("defaults", {}).get("rope_parameters"))
     fallback = None if has_rope else _scheme_without_rope(config)
@@ -268,7 +248,7 @@ def audit(config, *, source=None):
         "language_config": path, "other_configs": others,
         "transformers_rules": rope_config.rules_version() if rules else None,
         "num_layers": len(plan),
-        "layer_types_from": "config" if types_listed else "the auditor's rule" if derived is None else "transformers",
+        "layer_types_from": "config" if types_listed else "pe_lib.layer_types (as transformers' config class)",
         "layers": rows, "groups": _groups(rows), "context": context,
         "attention_factors": factors, "warnings": warnings, "not_read": keys,
     }  # fmt: skip
