@@ -14,6 +14,8 @@ layer numbers counted from 1 (Kimi Linear's `linear_attn_config`), a compression
 a list gets Mistral's: every layer slides if `sliding_window` is set, else every layer attends in full.
 """
 
+from collections.abc import Mapping
+
 from . import _validate
 
 _LAYER_COUNT_KEYS = ("num_hidden_layers", "num_layers", "n_layer", "n_layers")
@@ -206,6 +208,8 @@ RULES = {  # model_type -> rule(config, n): transformers 5.24's config class, wh
 
 def layer_types(config):
     """transformers' layer_types for a config (a dict with its model_type, aliases read): see the module docstring."""
+    if not isinstance(config, Mapping):
+        raise TypeError(f"config must be a dict (a model's config.json, loaded), got {type(config).__name__}")
     n, kind = layer_count(config), config.get("model_type")
     if config.get("layer_types") is not None:
         types = list(config["layer_types"])
