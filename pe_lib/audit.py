@@ -22,7 +22,7 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from . import audit_warnings, layer_schemes, rope_config
+from . import audit_warnings, layer_schemes, layer_types, rope_config
 from .data import load_json
 
 SUB_CONFIGS = ("text_config", "thinker_config", "language_config", "llm_config", "decoder_config", "decoder")
@@ -209,6 +209,14 @@ def _not_read(config):
     return {"rope": rope, "position_like": looks, "other": [k for k in extra if k not in looks]}
 
 
+def _types_from(config, listed):
+    if listed:
+        return "config"
+    if config.get("model_type") in layer_types.RULES:
+        return f"{config['model_type']}'s config class rule (pe_lib.layer_types)"
+    return "Mistral's rule: every layer slides if sliding_window is set (pe_lib.layer_types)"
+
+
 def audit(config, *, source=None):
     """The report for a config.json (a dict): see the module docstring; the same dict --json prints."""
     whole = config
@@ -248,7 +256,7 @@ def audit(config, *, source=None):
         "language_config": path, "other_configs": others,
         "transformers_rules": rope_config.rules_version() if rules else None,
         "num_layers": len(plan),
-        "layer_types_from": "config" if types_listed else "pe_lib.layer_types (as transformers' config class)",
+        "layer_types_from": _types_from(config, types_listed),
         "layers": rows, "groups": _groups(rows), "context": context,
         "attention_factors": factors, "warnings": warnings, "not_read": keys,
     }  # fmt: skip

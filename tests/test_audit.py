@@ -215,7 +215,8 @@ def test_layer_types_a_config_lists_none_of_are_derived_as_transformers_does():
     config = {"model_type": "qwen3_next", "hidden_size": 2048, "num_attention_heads": 16, "head_dim": 256,
               "num_hidden_layers": 8, "full_attention_interval": 4, "partial_rotary_factor": 0.25}  # fmt: skip
     report = audit.audit(config)
-    assert report["layer_types_from"].startswith("pe_lib.layer_types")  # as Qwen3NextConfig derives them
+    assert report["layer_types_from"] == "qwen3_next's config class rule (pe_lib.layer_types)"
+    assert audit.audit(LLAMA31)["layer_types_from"].startswith("Mistral's rule")
     assert [row["attention"] for row in report["layers"]].count("full") == 2  # layers 3 and 7; the rest linear
     listed = audit.audit({**config, "layer_types": ["full_attention"] * 8})
     assert listed["layer_types_from"] == "config" and len(listed["groups"]) == 1
