@@ -194,7 +194,7 @@ class ConfigExplorer(Explorer):
         fig, (top, bottom) = plt.subplots(2, 1, figsize=style_figsize(8.0, 4.6), layout="constrained", sharex=True,
                                           gridspec_kw={"height_ratios": [2.2, 1.0]})  # fmt: skip
         self._axes = (top, bottom)
-        self.report_box = widgets.HTML(layout=widgets.Layout(max_height="22em", overflow="auto"))
+        self.report_box = widgets.HTML()
         controls = {
             "example": widgets.SelectionSlider(
                 options=[(f"{n} ({years[n]})", n) for n in names], value=example, description="published"
@@ -225,7 +225,11 @@ class ConfigExplorer(Explorer):
             for axes in self._axes:
                 axes.clear()
             self._axes[0].text(0.01, 0.5, "refused (see the text below)", transform=self._axes[0].transAxes)
-        self.report_box.value = f"<pre style='font-size: 0.8em; line-height: 1.2'>{html.escape(self.text)}</pre>"
+        # The scrolling box is the <pre> itself, with tabindex 0, so that keyboard users can scroll it too.
+        self.report_box.value = (
+            "<pre tabindex='0' role='region' aria-label='the auditor report' style='max-height: 22em; overflow: auto; "
+            f"font-size: 0.8em; line-height: 1.2'>{html.escape(self.text)}</pre>"
+        )
         self._key = source + json.dumps(self.report is None)  # each config its own look: its ticks, its limits
         return self._key
 

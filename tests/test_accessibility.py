@@ -193,8 +193,12 @@ def test_an_explorer_by_keyboard_and_screen_reader(explorer_page, index):
     operated = []
     for control in controls:
         element = explorer.locator(f'[data-pe-control="{control["index"]}"]')
-        if (control["tag"] == "input" and control["type"] == "text") or control["readout"]:
-            continue  # a box to type in (a sentence, a slider's value): typing is the keyboard
+        if (
+            (control["tag"] == "input" and control["type"] == "text")
+            or control["tag"] == "textarea"
+            or control["readout"]
+        ):
+            continue  # a box to type in (a sentence, a config, a slider's value): typing is the keyboard
         if control["role"] == "slider":
             keys = [("ArrowRight",), ("ArrowLeft",)]
         elif control["tag"] == "select":  # a closed <select>: its list opens with Alt+Down, Enter picks

@@ -732,23 +732,25 @@ def test_every_link_target_is_served(lab_server):
 
 @pytest.mark.skipif(not (NOTEBOOK_DIR / "01_order_problem.ipynb").exists(), reason="no notebook 01 here")
 def test_a_link_opens_its_document(lab):
-    """A click on notebook 01's "table of sources" opens docs/sources.md, rendered (the course's default viewer)."""
+    """A click on notebook 01's "table of corrected claims" opens docs/sources.md, rendered (the default viewer)."""
     page = lab.open("/".join(filter(None, [lab.server["notebooks"], "01_order_problem.ipynb"])))
     try:
-        link = page.locator(".jp-NotebookPanel .jp-RenderedMarkdown a", has_text="table of sources").first
+        link = page.locator(".jp-NotebookPanel .jp-RenderedMarkdown a", has_text="table of corrected claims").first
         link.scroll_into_view_if_needed()
         link.click()
         expected = (lab.server["clone"] / "docs" / "sources.md").relative_to(lab.server["root"]).as_posix()
         page.wait_for_function(f"() => ({JS_CURRENT_DOCUMENT})()?.path === {json.dumps(expected)}", timeout=30_000)
         opened = page.evaluate(JS_CURRENT_DOCUMENT)
-        assert opened["markdown"] and "sources" in opened["text"].lower(), opened
+        assert opened["markdown"] and "claims this course corrects" in opened["text"].lower(), opened
     finally:
         lab.close_documents()
 
 
 JS_DECK_ACTIVE = """async () => {
   const settings = await window.jupyterapp.serviceManager.settings.fetch("jupyterlab-slideshow:plugin");
-  return JSON.parse(settings.raw || "{}").active;
+  // raw is JSON5 (comments): read the parsed values the server sends beside it
+  const parsed = (settings.data && settings.data.composite) || settings.settings || settings.composite || {};
+  return parsed.active === undefined ? `no 'active' in ${Object.keys(settings)}` : parsed.active;
 }"""
 
 
