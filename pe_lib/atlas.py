@@ -53,6 +53,8 @@ _ALIASED = ("head_dim", "hidden_size", "num_attention_heads", "num_hidden_layers
 # Image models whose RoPE turns patch coordinates, not token positions (their per-axis frequencies are not audited).
 _VISION_2D = ("eomt_dinov3", "efficientloftr", "llama4_vision_model")
 _SUB_CONFIGS = ("text_config", "thinker_config", "language_config", "llm_config", "decoder_config", "decoder")
+# Model types whose legacy keys rope_config reads with code of its own (DeepSeek-V4's main / compress).
+_OWN_LEGACY_READER = ("deepseek_v4",)
 _RECURRENT_HINTS = ("state_size", "ssm_state_size", "mamba_d_state", "rescale_every", "slstm", "mlstm")
 
 
@@ -225,8 +227,15 @@ def rules_for(model_type):
     forced = re.search(r"self\.head_dim = (self\.\w+(?: [+] self\.\w+)*|"
                        r"self\.hidden_size // self\.num_attention_heads)$",
                        source, re.M)  # fmt: skip
-    if forced:
-        rules["head_dim_rule"] = forced.group(1).replace("self.", "").replace(" ", "")
+    rule = forced.group(1).replace("self.", "").replace(" ", "") if forced else None
+    if rule and ("//" not in rule or tr.overrides_head_dim(model_type) is not False):
+        rules["head_dim_rule"] = rule  # hidden_size // heads only where a config's own head_dim is overridden
+    layout = tr.legacy_layout(model_type) if model_type not in _OWN_LEGACY_READER else None
+    if layout is not None:
+        rules["legacy_layout"] = layout
+    renamed = tr.type_aliases(model_type)
+    if renamed:
+        rules["type_aliases"] = renamed
     rotary = inspect.getsource(tr.rotary_module(defaults).__class__) if tr.rotary_module(defaults) else ""
     if "inv_freq_3d" in rotary:
         rules["frequency_order"] = "ernie_3d"  # ERNIE 4.5 VL: height/width pairs de-interleaved, time pairs last

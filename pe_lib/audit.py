@@ -22,7 +22,7 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from . import audit_warnings, layer_schemes, rope_config
+from . import audit_warnings, layer_schemes, layer_types, rope_config
 from .data import load_json
 
 SUB_CONFIGS = ("text_config", "thinker_config", "language_config", "llm_config", "decoder_config", "decoder")
@@ -176,14 +176,23 @@ def _groups(rows):
 
 def _context(config, plan):
     ceiling = config.get("max_position_embeddings", config.get("n_positions"))
-    originals = {layer.rope.scaling.get("original_max_position_embeddings") for layer in plan
-                 if layer.rope is not None and layer.rope.scaling}  # fmt: skip
+    scaled = [layer.rope.scaling for layer in plan if layer.rope is not None and layer.rope.scaling]
+    originals = {scaling.get("original_max_position_embeddings") for scaling in scaled}
     originals.discard(None)
     windows = sorted({layer.window for layer in plan if layer.window})
     trained = min(originals) if originals else None
+    factors = [s.get("factor") for s in scaled if s.get("original_max_position_embeddings") == trained]
+    factor = max((f for f in factors if isinstance(f, (int, float))), default=None)
     note = None
     if trained and ceiling and ceiling > trained:
         note = f"pre-trained at {trained:,} (original_max_position_embeddings), configured to {ceiling:,} by scaling"
+    elif trained and factor and factor > 1:  # Qwen2.5's YaRN recipe: max_position_embeddings left at the original
+        note = (
+            f"pre-trained at {trained:,} (original_max_position_embeddings); the scaling (factor {factor:g}) "
+            f"stretches it to {round(trained * factor):,}, but max_position_embeddings says {ceiling or trained:,}"
+        )
+    elif trained:
+        note = f"pre-trained at {trained:,} (original_max_position_embeddings)"
     elif ceiling:
         note = f"max_position_embeddings {ceiling:,} is the ceiling; the config does not state the trained length"
     if windows and all(layer.window for layer in plan if layer.attention != "linear/recurrent"):
@@ -200,10 +209,19 @@ def _not_read(config):
     return {"rope": rope, "position_like": looks, "other": [k for k in extra if k not in looks]}
 
 
+def _types_from(config, listed):
+    if listed:
+        return "config"
+    if config.get("model_type") in layer_types.RULES:
+        return f"{config['model_type']}'s config class rule (pe_lib.layer_types)"
+    return "Mistral's rule: every layer slides if sliding_window is set (pe_lib.layer_types)"
+
+
 def audit(config, *, source=None):
     """The report for a config.json (a dict): see the module docstring; the same dict --json prints."""
     whole = config
     config, path, others = language_config(config)
+    types_listed = config.get("layer_types") is not None
     rules = rope_config.model_rules(config.get("model_type"))
     has_rope = any(k in config for k in rope_config.ROPE_KEYS) or bool(rules.get("defaults", {}).get("rope_parameters"))
     fallback = None if has_rope else _scheme_without_rope(config)
@@ -237,7 +255,9 @@ def audit(config, *, source=None):
         "source": source, "model_type": config.get("model_type") or whole.get("model_type"),
         "language_config": path, "other_configs": others,
         "transformers_rules": rope_config.rules_version() if rules else None,
-        "num_layers": len(plan), "layers": rows, "groups": _groups(rows), "context": context,
+        "num_layers": len(plan),
+        "layer_types_from": _types_from(config, types_listed),
+        "layers": rows, "groups": _groups(rows), "context": context,
         "attention_factors": factors, "warnings": warnings, "not_read": keys,
     }  # fmt: skip
 

@@ -13,7 +13,7 @@ import dataclasses
 import math
 
 from .audit_costs import load_costs
-from .rope_config import model_rules, reads_rotary_dim, rope_parameters
+from .rope_config import ignored_keys, model_rules, reads_rotary_dim, renamed_types, rope_parameters
 
 SEVERITIES = ("error", "warning", "check")  # error: transformers itself differs; warning: a known trap; check: verify
 
@@ -183,6 +183,21 @@ def warnings_for(config, plan, context=None):
     temperatures = {layer.temperature for layer in plan if layer.temperature}
     if temperatures:
         found.append(warning("temperature", "warning", "query temperature: " + "; ".join(sorted(temperatures))))
+    for written, read in renamed_types(config):
+        scaling = config.get("rope_scaling") or config.get("rope_parameters") or {}
+        if read == "longrope" and "original_max_position_embeddings" not in scaling:
+            found.append(warning("transformers_differs", "error", f"rope_type {written!r} is read as {read!r} (as "
+                                 f"transformers' {kind} renames it, with original_max_position_embeddings from the "
+                                 "config), but transformers 5.24 renames it only after it has filled in that key, "
+                                 "and refuses this config (KeyError); write 'longrope' to load it there"))  # fmt: skip
+        else:
+            found.append(warning("unknown_keys", "check", f"rope_type {written!r} is read as {read!r}, as "
+                                                           f"transformers' {kind} renames it"))  # fmt: skip
+    for key in ignored_keys(config):
+        found.append(warning("unknown_keys", "warning", f"{key} is in the config, but transformers 5.24's {kind} "
+                                                         "takes each layer type's RoPE from its own defaults and reads "
+                                                         f"{key} nowhere: a port that applies it runs another "
+                                                         "model"))  # fmt: skip
     if roped or config.get("max_position_embeddings"):
         found.append(warning("left_padding", "check", "batched generation: position ids from the attention mask"))
     if context and context.get("ceiling_note"):

@@ -362,5 +362,15 @@ class ModelExplorer(Explorer):
             return f"{usable:,} usable rows: positions {usable:,}..{run - 1:,} have no row\n(an error, or garbage)"
         return f"{entry['rows']:,} rows, from row {entry['first_row']}: {usable:,} positions fit"
 
+    def finding(self):
+        """The frame in words: the run length, the longest distance a score meets (window), then the read-out."""
+        entry, run = self.entry, self.run_length
+        window = f" (its {entry['sliding_window']:,}-token window)" if self.longest < run else ""
+        return (
+            f"{entry['name']} run at {run:,} tokens, {run // entry['trained_context']}× its trained context of "
+            f"{entry['trained_context']:,}: the longest distance a score meets is {self.longest:,}{window}. "
+            + self.readout.replace("\n", " ")
+        )
+
     def animated_artists(self):
         return (*self._bars, self._run, self._readout)

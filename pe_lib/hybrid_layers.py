@@ -20,7 +20,9 @@ model types (tests/test_hybrid_layers.py compares each with transformers, field 
     exaone4                      sliding layers RoPE within the window, global layers NoPE
     ministral3, qwen3_omni_moe_text  every layer full RoPE (Omni: time-aligned M-RoPE ids)
 
-This module is notebook 12's own reader for those types; pe_lib.audit is the project's general one.
+Which kind each layer is comes from pe_lib.layer_types, the auditor's reader (pe_lib.audit, layer_schemes): one
+source; tests/test_hybrid_layers.py checks that every layer here equals the auditor's plan. This module adds
+what notebook 12 draws (the convention, the q . k width of MLA heads).
 """
 
 import dataclasses
@@ -28,6 +30,7 @@ import dataclasses
 import numpy as np
 
 from . import _validate
+from .layer_types import layer_types
 from .rope_config import rope_from_config
 from .rope_scaling import check_scaling, rope_frequencies
 
@@ -107,11 +110,9 @@ def _head_dim(config):
 
 
 def _gemma4(config):
-    n = _layers(config)
-    types = config.get("layer_types") or ["sliding_attention" if (i + 1) % 6 else "full_attention" for i in range(n)]
-    types = [*types[:-1], "full_attention"]  # transformers forces the last layer to full attention
+    _layers(config)
     plan = []
-    for kind in types:
+    for kind in layer_types(config):  # transformers forces the last layer to full attention
         base, scaling = _rope(config, kind)
         if kind == "full_attention":
             head = config.get("global_head_dim", 512)
@@ -126,11 +127,8 @@ def _gemma4(config):
 
 
 def _qwen_hybrid(config):
-    n = _layers(config)
-    interval = config.get("full_attention_interval", 4)
-    types = config.get("layer_types") or [
-        "linear_attention" if (i + 1) % interval else "full_attention" for i in range(n)
-    ]
+    _layers(config)
+    types = layer_types(config)  # every full_attention_interval-th layer attends
     base, scaling = _rope(config)
     head = _head_dim(config)
     block = config.get("rope_parameters") or {}
@@ -167,9 +165,8 @@ def _mla(config, *, layout):
 
 
 def _deepseek_v4(config):
-    n = _layers(config)
-    names = {0: "sliding_attention", 4: "compressed_sparse_attention", 128: "heavily_compressed_attention"}
-    types = config.get("layer_types") or [names[r] for r in config["compress_ratios"][:n]]
+    _layers(config)
+    types = layer_types(config)  # from compress_ratios: 0 sliding, 4 compressed sparse, 128 heavily compressed
     head, rotated = config.get("head_dim", 512), config.get("qk_rope_head_dim", 64)
     scaling_keys = ("factor", "original_max_position_embeddings", "beta_fast", "beta_slow", "mscale", "mscale_all_dim")
     yarn = {k: v for k, v in (config.get("rope_scaling") or {}).items() if k in scaling_keys}
@@ -185,17 +182,8 @@ def _deepseek_v4(config):
 
 def _nope_hybrid(config):
     """Kimi Linear (linear_attn_config, layers counted from 1) and GLM-5.3-Flash: KDA + MLA without rotation."""
-    n = _layers(config)
-    if config["model_type"] == "kimi_linear":
-        full = set(
-            config.get("linear_attn_config", {}).get("full_attn_layers")
-            or [i + 1 for i in range(n) if i and i % 4 == 0]
-        )
-        types = ["full_attention" if i + 1 in full else "linear_attention" for i in range(n)]
-    else:
-        types = config.get("layer_types") or [
-            "linear_attention" if i % 4 != 3 else "indexed_attention" for i in range(n)
-        ]
+    _layers(config)
+    types = layer_types(config)
     head = config["qk_nope_head_dim"] + config.get("qk_rope_head_dim", 0)
     return [
         LayerPositions("linear", t) if t == "linear_attention" else LayerPositions("attention", t, head, 0)
@@ -204,17 +192,9 @@ def _nope_hybrid(config):
 
 
 def _exaone4(config):
-    n = _layers(config)
+    _layers(config)
     window = config.get("sliding_window")
-    types = config.get("layer_types")
-    if types is None:
-        pattern = config.get("sliding_window_pattern", 4)
-        if not isinstance(pattern, int):
-            raise ValueError(
-                f"sliding_window_pattern={pattern!r} without layer_types: transformers 5.24's Exaone4Config "
-                "computes (i + 1) % sliding_window_pattern and fails on a string; give layer_types"
-            )
-        types = ["sliding_attention" if (i + 1) % pattern else "full_attention" for i in range(n)]
+    types = layer_types(config)  # refuses a pattern string (EXAONE 4.0 ships "LLLG") without layer_types
     base, scaling = _rope(config)
     head = _head_dim(config)
     plan = []

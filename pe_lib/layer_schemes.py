@@ -6,17 +6,13 @@
     llama4_attention_scale      Llama 4's query scale in its layers without RoPE: 1 + a * log(1 + floor((p+1)/s))
     load_layer_schemes()        the cited per-layer configs of data/layer_schemes.json
 
-Where the layer types come from (a config's own layer_types list wins where it has one):
-    gemma2                alternating sliding / full, sliding first
-    gemma3_text, cohere2, sliding_window_pattern P (defaults 6, 4, 4): layer i is global if (i + 1) % P == 0
-    exaone4
-    qwen2 and its family  use_sliding_window: layers from max_window_layers on slide, the first ones do not
-    llama4_text           chunked attention (attention_chunk_size) in its RoPE layers, full attention in the others
-    any other config      sliding_window set: every layer slides (Mistral's rule); else every layer is full
+Where the layer types come from: the config's own layer_types list, else the list its transformers 5.24 config
+class derives (pe_lib.layer_types: one rule per model type, tests/test_layer_types.py compares every class).
 Which layers have no RoPE (NoPE): a rope_parameters entry that is None; no_rope_layers (Llama 4, SmolLM3, 0 = no
 RoPE) or, without it, every no_rope_layer_interval-th layer; layer_rope_theta 0 (Granite SWA); the full-attention
-layers of cohere2, dory and flint (RoPE only where a window is); layers that are not attention (linear attention,
-Mamba, convolutions) have no positions of their own.
+layers of cohere2, dory and flint (RoPE only where a window is), and of EXAONE 4.0 where it has a window; Kimi
+Linear and GLM-5.3-Flash (MLA without rotation: transformers builds no rotary module for them); layers that are
+not attention (linear attention, Mamba, convolutions) have no positions of their own.
 """
 
 import dataclasses
@@ -25,12 +21,15 @@ import numpy as np
 
 from . import _validate
 from .data import load_json
+from .layer_types import layer_types, rope_switches
 from .rope_config import RopeScheme, read_config, rope_from_config, rope_layer_types
 
 SCHEMES_FILE = "layer_schemes.json"
-_PATTERN_DEFAULTS = {"gemma3_text": 6, "cohere2": 4, "cohere2_moe": 4, "exaone4": 4, "exaone_moe": 4}
 _ROPE_ONLY_WITH_WINDOW = ("cohere2", "cohere2_moe", "dory", "flint")
-_QWEN_WINDOWS = ("qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "qwen2_5_vl_text", "qwen2_vl_text", "qwen2_5_omni_text")
+# EXAONE 4.0's attention turns q and k in every layer without a sliding_window, else in its sliding layers only.
+_ROPE_ONLY_IN_WINDOWS_IF_ANY = ("exaone4",)
+# MLA without any rotation: transformers 5.24 builds no rotary module for these (Kimi Linear, GLM-5.3-Flash).
+_NO_ROPE = ("kimi_linear", "glm5_next_text")
 # Layer labels that are not softmax attention over positions (their order comes from a recurrence or a kernel).
 NOT_ATTENTION = ("linear_attention", "mamba", "mamba2", "conv", "recurrent", "rwkv", "ssm", "deltanet",
                  "gated_deltanet",
@@ -71,38 +70,6 @@ def attention_kind(layer_type):
     return "full"
 
 
-def _types(config, layers):
-    """transformers' layer_types for this config (the config's own list if it has one)."""
-    if config.get("layer_types") is not None:
-        return list(config["layer_types"])
-    kind, window = config.get("model_type"), config.get("sliding_window")
-    if kind == "gemma2":
-        return ["sliding_attention" if i % 2 == 0 else "full_attention" for i in range(layers)]
-    if kind in _PATTERN_DEFAULTS:
-        pattern = config.get("sliding_window_pattern", _PATTERN_DEFAULTS[kind])
-        pattern = _validate.positive_int("sliding_window_pattern", pattern)
-        return ["sliding_attention" if (i + 1) % pattern else "full_attention" for i in range(layers)]
-    if kind == "llama4_text":
-        chunked = config.get("attention_chunk_size") is not None
-        return [
-            "chunked_attention" if rope and chunked else "full_attention" for rope in _no_rope_layers(config, layers)
-        ]
-    if kind in _QWEN_WINDOWS:
-        first = config.get("max_window_layers", layers)
-        slides = bool(config.get("use_sliding_window")) and window is not None
-        return ["sliding_attention" if slides and i >= first else "full_attention" for i in range(layers)]
-    return ["sliding_attention" if window is not None else "full_attention"] * layers
-
-
-def _no_rope_layers(config, layers):
-    """1 where a layer turns q and k (transformers' no_rope_layers, named for what it switches off)."""
-    listed = config.get("no_rope_layers")
-    if listed:
-        return [int(bool(x)) for x in listed]
-    interval = _validate.positive_int("no_rope_layer_interval", config.get("no_rope_layer_interval", 4))
-    return [int((i + 1) % interval != 0) for i in range(layers)]
-
-
 def _rope_label(config, layer_type, per_type):
     """Which rope_parameters entry a layer of `layer_type` uses (None: the one for all layers)."""
     if not per_type:
@@ -136,18 +103,20 @@ def layer_plan(config):
     config = dict(read_config(config))
     count = next((config[key] for key in _LAYER_COUNT_KEYS if config.get(key) is not None), None)
     layers = _validate.positive_int("num_hidden_layers", count)
-    types = _types(config, layers)
+    types = layer_types(config)
     if len(types) != layers:
         raise ValueError(f"layer_types has {len(types)} entries for num_hidden_layers={layers}")
     per_type = rope_layer_types(config)
     kind = config.get("model_type")
     has_rope = [1] * layers
     if config.get("no_rope_layers") or kind in ("llama4_text", "smollm3"):
-        has_rope = _no_rope_layers(config, layers)
+        has_rope = rope_switches(config, layers)
         if len(has_rope) != layers:
             raise ValueError(f"no_rope_layers has {len(has_rope)} entries for num_hidden_layers={layers}")
-    if kind in _ROPE_ONLY_WITH_WINDOW:
+    if kind in _ROPE_ONLY_WITH_WINDOW or (kind in _ROPE_ONLY_IN_WINDOWS_IF_ANY and config.get("sliding_window")):
         has_rope = [int(attention_kind(t) == "sliding") for t in types]
+    if kind in _NO_ROPE:
+        has_rope = [0] * layers
     thetas = config.get("layer_rope_theta")
     if thetas is not None:
         if len(thetas) != layers:

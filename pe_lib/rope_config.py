@@ -20,6 +20,8 @@ pe_lib/data/rope_rules.json, written by `python -m pe_lib.atlas` and compared by
 """
 
 import dataclasses
+import math
+import numbers
 from collections.abc import Mapping
 
 import numpy as np
@@ -36,9 +38,13 @@ NOT_SCALING = ("rope_theta", "partial_rotary_factor", "mrope_section", "mrope_in
 FLAT_KEYS = ("rope_type", "factor", "original_max_position_embeddings", "attention_factor", "beta_fast", "beta_slow",
              "short_factor", "long_factor", "low_freq_factor", "high_freq_factor", "mscale", "mscale_all_dim",
              "truncate", *NOT_SCALING)  # fmt: skip
-# transformers' RoPE kinds beyond the frequency types: "axial" is a vision encoder's 2-D RoPE.
-KNOWN_TYPES = (*ROPE_TYPES, "axial", "mrope")
+# The rope_type values transformers 5.24 builds a rotary module for (ROPE_INIT_FUNCTIONS and "default"), and its
+# kinds beyond the frequency types ("axial": a vision encoder's 2-D RoPE; "mrope"). pe_lib's own "ntk" and
+# "yarn_paper" (rope_frequencies' scaling dicts) are no config's: transformers cannot build a model with them.
+KNOWN_TYPES = (*(kind for kind in ROPE_TYPES if kind not in ("ntk", "yarn_paper")), "axial", "mrope")
 LEGACY_BASE_KEYS = ("rope_theta", "rotary_emb_base")
+# The base keys a class that nests RoPE by layer type may read from a flat config (probed for each class).
+LEGACY_THETA_KEYS = ("rope_theta", "rope_local_base_freq", "global_rope_theta", "local_rope_theta", "swa_rope_theta")
 # Keys that say a config uses RoPE at all.
 ROPE_KEYS = ("rope_theta", "rope_scaling", "rope_parameters", "rotary_dim", "rotary_pct", "rotary_emb_base",
              "partial_rotary_factor", "qk_rope_head_dim")  # fmt: skip
@@ -159,11 +165,12 @@ def _nested_labels(config, parameters):
     """The labels a 5.x rope_parameters dict is nested by, or () for a flat one; ValueError for labels no layer has."""
     if not isinstance(parameters, Mapping) or not parameters:
         return ()
-    if not all(isinstance(value, Mapping) or value is None for value in parameters.values()):
+    # Entries that are dicts (or None) under a name that is no rope key; flat keys beside them (a published Gemma 4
+    # config has "rope_theta": null, "rope_type": "default" there) are ignored, as transformers ignores them.
+    labels = tuple(label for label, value in parameters.items()
+                   if label not in FLAT_KEYS and (isinstance(value, Mapping) or value is None))  # fmt: skip
+    if not labels or all(parameters[label] is None for label in labels):
         return ()
-    labels = tuple(parameters)
-    if any(label in FLAT_KEYS for label in labels):
-        return ()  # a flat dict whose values happen to be None
     layer_types = config.get("layer_types")
     known = set(layer_types or ()) | set(model_rules(config.get("model_type")).get("labels", {}))
     if layer_types and not known & set(labels):
@@ -180,7 +187,8 @@ def unused_labels(config):
     if not isinstance(parameters, Mapping):
         return ()
     nested = _nested_labels(config, parameters)
-    return tuple(label for label in parameters if nested and label not in nested)
+    return tuple(label for label, value in parameters.items() if nested and label not in nested
+                 and label not in FLAT_KEYS and (isinstance(value, Mapping) or value is None))  # fmt: skip
 
 
 def rope_layer_types(config):
@@ -240,8 +248,12 @@ def rope_parameters(config):
     nested = _nested_labels(config, parameters)
     base = _get(config, *LEGACY_BASE_KEYS)
     fraction = _get(config, "partial_rotary_factor", "rotary_pct")
+    rules = model_rules(config.get("model_type"))
     if nested:
         result = {label: None if parameters[label] is None else dict(parameters[label]) for label in nested}
+    elif rules.get("legacy_layout") is not None and isinstance(defaults.get("rope_parameters"), Mapping):
+        result = _legacy_nested(config, rules["legacy_layout"], defaults["rope_parameters"])
+        base = None  # each key went to the layer types transformers gives it to, or nowhere
     elif config.get("rope_local_base_freq") is not None and config.get("rope_parameters") is None:
         local = {"rope_type": "default", "rope_theta": config["rope_local_base_freq"]}
         result = {"full_attention": parameters, "sliding_attention": local}
@@ -256,6 +268,7 @@ def rope_parameters(config):
         if "type" in values and "rope_type" not in values:
             values["rope_type"] = values["type"]
         values.setdefault("rope_type", "default")
+        values["rope_type"] = rules.get("type_aliases", {}).get(values["rope_type"], values["rope_type"])
         for key, value in (("rope_theta", base), ("partial_rotary_factor", fraction)):
             if value is not None:
                 values.setdefault(key, value)
@@ -264,6 +277,45 @@ def rope_parameters(config):
         values.setdefault("rope_theta", DEFAULT_BASE)
         _check_rope_dict(label, values)
     return result
+
+
+def _legacy_nested(config, layout, class_parameters):
+    """A config without per-layer-type RoPE, for a class that nests it (Gemma 3, ModernBERT, OLMo 3, ...), as the
+    class reads it: its defaults per layer type, a flat rope dict (4.x rope_scaling, or a flat 5.x rope_parameters)
+    merged into the layer types the class gives it to, each base key (rope_theta, rope_local_base_freq, ...) set
+    on its own layer types. `layout` is probed from transformers (transformers_rotary.legacy_layout): Gemma 3 puts
+    rope_scaling and rope_theta on its full-attention layers only, rope_local_base_freq on its sliding ones."""
+    result = {label: None if values is None else dict(values) for label, values in class_parameters.items()}
+    explicit = set()
+    for key in ("rope_scaling", "rope_parameters"):
+        flat = config.get(key)
+        if not isinstance(flat, Mapping):
+            continue
+        flat = {("rope_type" if name == "type" else name): value for name, value in flat.items()}
+        for label in layout.get(key, ()):
+            if result.get(label) is not None:
+                result[label].update(flat)
+                explicit |= {label} if "rope_theta" in flat else set()
+    for key, labels in layout.get("theta", {}).items():
+        if config.get(key) is not None:
+            for label in labels:
+                if result.get(label) is not None and label not in explicit:
+                    result[label]["rope_theta"] = config[key]
+    return result
+
+
+def ignored_keys(config):
+    """Keys about RoPE bases and scaling that transformers 5.24's class for this model_type reads nowhere (a flat
+    rope_scaling or rope_theta given to a class that nests RoPE by layer type and does not route them): listed,
+    since the auditor follows transformers and a port may not."""
+    config = read_config(config)
+    layout = model_rules(config.get("model_type")).get("legacy_layout")
+    parameters = config.get("rope_parameters")
+    if layout is None or _nested_labels(config, parameters):
+        return []
+    routed = set(layout.get("theta", {})) | {key for key in ("rope_scaling", "rope_parameters") if layout.get(key)}
+    present = [key for key in (*LEGACY_THETA_KEYS, "rope_scaling", "rope_parameters") if config.get(key) is not None]
+    return [key for key in present if key not in routed]
 
 
 def _deepseek_v4(config, flat, defaults):
@@ -299,7 +351,15 @@ def _check_rope_dict(label, values):
     if values.get("partial_rotary_factor") is not None:
         fraction = _validate.finite_real(f"{where}['partial_rotary_factor']", values["partial_rotary_factor"])
         if not 0 < fraction <= 1:
-            raise ValueError(f"{where}['partial_rotary_factor'] must be in (0, 1], got {fraction}")
+            raise ValueError(
+                f"{where}['partial_rotary_factor'] must be in (0, 1], got {fraction} (read from the config's "
+                "partial_rotary_factor or rotary_pct where rope_parameters has none)"
+            )
+    theta = values["rope_theta"]
+    if isinstance(theta, bool) or not isinstance(theta, numbers.Real) or not math.isfinite(theta) or theta <= 1:
+        error = ValueError if isinstance(theta, numbers.Real) and not isinstance(theta, bool) else TypeError
+        raise error(f"{where}['rope_theta'] (the RoPE base: rope_theta, rotary_emb_base or a per-layer-type base "
+                    f"key in a 4.x config) must be a finite real number greater than 1, got {theta!r}")  # fmt: skip
 
 
 def unknown_keys(config):
@@ -313,7 +373,22 @@ def unknown_keys(config):
         extra = sorted(key for key in values if key not in known)
         if extra:
             found["rope_parameters" if label is None else f"rope_parameters[{label!r}]"] = extra
+    parameters = read_config(config).get("rope_parameters")
+    if _nested_labels(read_config(config), parameters):  # flat keys beside the per-layer-type entries
+        beside = sorted(key for key in parameters if key in FLAT_KEYS)
+        if beside:
+            found["rope_parameters (beside its per-layer-type entries)"] = beside
     return found
+
+
+def renamed_types(config):
+    """[(rope_type as written, as transformers' class renames it)] for a legacy name (Phi-3's "su")."""
+    config = read_config(config)
+    aliases = model_rules(config.get("model_type")).get("type_aliases", {})
+    raw = config.get("rope_parameters") if isinstance(config.get("rope_parameters"), Mapping) else config.get(
+        "rope_scaling")  # fmt: skip
+    kind = raw.get("rope_type", raw.get("type")) if isinstance(raw, Mapping) else None
+    return [(kind, aliases[kind])] if kind in aliases else []
 
 
 def head_dim_for(config):

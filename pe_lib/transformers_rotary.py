@@ -9,6 +9,9 @@
     pairing(model_type)             which features transformers' rotate_half turns together: "half" (i, i + r/2)
                                     or "interleaved" (2i, 2i + 1), probed on a unit vector
     honours_partial(model_type)     whether the model's default RoPE turns only partial_rotary_factor of the head
+    overrides_head_dim(model_type)  whether the config class replaces a config's own head_dim by its rule
+    legacy_layout(model_type)       where a class that nests RoPE by layer type puts a config's flat keys
+    type_aliases(model_type)        legacy rope_type names the class renames (Phi-3: "su" -> "longrope")
 
 Only the rotary module is built (a few buffers), never a model: cheap for every config class. transformers is
 imported here and nowhere in the core, so pe_lib's reader stays usable without it; the tests and the atlas
@@ -17,11 +20,15 @@ script call this module. The rules it probes are committed as data (pe_lib/data/
 """
 
 import contextlib
+import copy
 import importlib
 import inspect
 import io
 import logging
+import re
 import warnings
+
+from .rope_config import LEGACY_THETA_KEYS
 
 # Modules whose rotary embeddings are for other inputs than the language model's tokens.
 _NOT_TEXT = ("Vision", "Audio", "DiT", "Talker", "SaProt", "Encoder")
@@ -65,8 +72,9 @@ def config_defaults(model_type):
 
 
 def from_dict(config):
-    """A config.json (a dict with model_type) read by transformers' own config class."""
-    config = dict(config)
+    """A config.json (a dict with model_type) read by transformers' own config class (on a copy: the classes
+    rewrite nested dicts in place, e.g. Phi-3 sets rope_scaling["rope_type"])."""
+    config = copy.deepcopy(dict(config))
     cls = config_class(config.pop("model_type"))
     with quiet():
         return cls(**config)
@@ -194,6 +202,66 @@ def honours_partial(model_type):
             if built.get(label) is not None and fraction < 1:
                 seen.append(len(built[label][0]) < (head_dim + 1) // 2)
     return any(seen) if seen else None
+
+
+def overrides_head_dim(model_type):
+    """Whether the config class replaces a config's own head_dim by its rule (Cohere 2: hidden_size // heads, the
+    MLA models: qk_rope_head_dim) rather than filling it in only where the config has none (Llama's `if
+    self.head_dim is None`). Probed with a head_dim 4 larger than the class's; None if the class refuses it."""
+    defaults = config_defaults(model_type)
+    own = getattr(defaults, "head_dim", None)
+    probe = (own if isinstance(own, int) else 64) + 4
+    try:
+        with quiet():
+            built = type(defaults)(**{**_init_kwargs(defaults), "head_dim": probe})
+    except Exception:  # noqa: BLE001 - the class refuses that size: it cannot tell
+        return None
+    return getattr(built, "head_dim", None) != probe
+
+
+_SENTINEL_THETA = 123457.0
+
+
+def legacy_layout(model_type):
+    """For a class whose RoPE is nested by layer type (Gemma 3: full_attention, sliding_attention), where it puts
+    the flat keys of a config: {"theta": {key: [labels]}, "rope_scaling": [labels], "rope_parameters": [labels]}
+    (Gemma 3: rope_theta and rope_scaling to full_attention only, rope_local_base_freq to sliding_attention, a
+    flat 5.x rope_parameters nowhere); None for a class that does not nest. Probed with sentinel values."""
+    parameters = config_defaults(model_type).to_dict().get("rope_parameters") or {}
+    if not parameters or not all(isinstance(value, dict) or value is None for value in parameters.values()):
+        return None
+
+    def labels_where(config, test):
+        try:
+            built = from_dict({"model_type": model_type, **config}).rope_parameters
+        except Exception:  # noqa: BLE001 - the class refuses the probe: it reads none of it
+            return []
+        return sorted(label for label, value in built.items() if isinstance(value, dict) and test(value))
+
+    def linear(value):
+        return value.get("rope_type") == "linear" and value.get("factor") == 7.0
+
+    theta = {}
+    for key in LEGACY_THETA_KEYS:
+        found = labels_where({key: _SENTINEL_THETA}, lambda value: value.get("rope_theta") == _SENTINEL_THETA)
+        if found:
+            theta[key] = found
+    return {
+        "theta": theta,
+        "rope_scaling": labels_where({"rope_scaling": {"rope_type": "linear", "factor": 7.0}}, linear),
+        "rope_parameters": labels_where({"rope_parameters": {"rope_type": "linear", "factor": 7.0}}, linear),
+    }
+
+
+def type_aliases(model_type):
+    """{legacy rope_type: the type the config class turns it into}, e.g. Phi-3's {"su": "longrope", "yarn":
+    "longrope"} ("For backward compatibility if previous version used 'su' or 'yarn'"); {} for most classes."""
+    source = inspect.getsource(config_class(model_type))
+    found = re.search(r'rope_parameters_type in \[([^\]]*)\]:\s*\n\s*self\.rope_parameters\["rope_type"\] = "(\w+)"',
+                      source)  # fmt: skip
+    if not found:
+        return {}
+    return {name.strip().strip("\"'"): found.group(2) for name in found.group(1).split(",")}
 
 
 def _init_kwargs(config):

@@ -195,6 +195,66 @@ def test_command_line(tmp_path, capsys, monkeypatch):
     assert audit.main([str(path)]) == 2 and "not readable JSON" in capsys.readouterr().err
 
 
+PHI3_SU = {  # microsoft/Phi-3-mini-128k-instruct's first config.json: rope_scaling "type": "su", the length beside it
+    "model_type": "phi3", "hidden_size": 3072, "num_attention_heads": 32, "num_hidden_layers": 2,
+    "max_position_embeddings": 131072, "original_max_position_embeddings": 4096, "rope_theta": 10000.0,
+    "rope_scaling": {"type": "su", "short_factor": [1.0] * 48, "long_factor": [1.5] * 48},
+}  # fmt: skip
+QWEN25_YARN = {  # Qwen2.5-7B-Instruct's config.json with the YaRN block its model card says to add
+    "model_type": "qwen2", "hidden_size": 3584, "num_attention_heads": 28, "num_hidden_layers": 2,
+    "max_position_embeddings": 32768, "rope_theta": 1000000.0,
+    "rope_scaling": {"type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768},
+}  # fmt: skip
+
+
+def messages(report, trap_id):
+    return [warning["message"] for warning in report["warnings"] if warning["id"] == trap_id]
+
+
+def test_layer_types_a_config_lists_none_of_are_derived_as_transformers_does():
+    config = {"model_type": "qwen3_next", "hidden_size": 2048, "num_attention_heads": 16, "head_dim": 256,
+              "num_hidden_layers": 8, "full_attention_interval": 4, "partial_rotary_factor": 0.25}  # fmt: skip
+    report = audit.audit(config)
+    assert report["layer_types_from"] == "qwen3_next's config class rule (pe_lib.layer_types)"
+    assert audit.audit(LLAMA31)["layer_types_from"].startswith("Mistral's rule")
+    assert [row["attention"] for row in report["layers"]].count("full") == 2  # layers 3 and 7; the rest linear
+    listed = audit.audit({**config, "layer_types": ["full_attention"] * 8})
+    assert listed["layer_types_from"] == "config" and len(listed["groups"]) == 1
+
+
+def test_a_renamed_rope_type_is_read_and_said():
+    with_length = {**PHI3_SU, "rope_scaling": {**PHI3_SU["rope_scaling"], "original_max_position_embeddings": 4096}}
+    report = audit.audit(with_length)
+    assert report["layers"][0]["rope"]["rope_type"] == "longrope"
+    assert any("'su' is read as 'longrope'" in m for m in messages(report, "unknown_keys"))
+    refused = audit.audit(PHI3_SU)  # transformers 5.24 renames only after its key check: KeyError there
+    assert any("refuses this config" in m for m in messages(refused, "transformers_differs"))
+
+
+def test_the_audit_leaves_its_input_alone():
+    import copy
+
+    config = copy.deepcopy(PHI3_SU)
+    audit.audit(config)
+    assert config == PHI3_SU
+
+
+def test_qwen25_yarn_recipe_context_note():
+    context = audit.audit(QWEN25_YARN)["context"]
+    assert context["trained_context"] == 32768
+    assert "stretches it to 131,072" in context["ceiling_note"] and "says 32,768" in context["ceiling_note"]
+
+
+def test_keys_transformers_reads_nowhere_are_warned():
+    config = {key: value for key, value in GEMMA4_PUBLISHED.items() if key not in ("rope_parameters", "layer_types")}
+    report = audit.audit({**config, "rope_theta": 500000.0})
+    assert any(m.startswith("rope_theta is in the config") for m in messages(report, "unknown_keys"))
+    assert {row["rope"]["base"] for row in report["layers"]} == {1e4, 1e6}  # the class's own bases, as transformers
+    beside = {**GEMMA4_PUBLISHED, "rope_parameters": {**GEMMA4_PUBLISHED["rope_parameters"], "rope_theta": None}}
+    assert any("beside its per-layer-type entries" in m and "rope_theta" in m
+               for m in messages(audit.audit(beside), "unknown_keys"))  # fmt: skip
+
+
 def _conflict():
     config = {key: value for key, value in LLAMA31.items() if key != "rope_scaling"}
     return {**config, "rope_parameters": {"rope_type": "default", "rope_theta": 10000.0}}
@@ -228,6 +288,13 @@ BAD = {
     "a layer type without its rope entry": (
         lambda: layer_schemes.layer_plan({**GEMMA4_PUBLISHED, "layer_types": ["chunked_attention"] * 12}),
         ValueError, ["layer_types", "'chunked_attention'"]),
+    "rope_theta not above 1": (lambda: audit.audit({**LLAMA31, "rope_theta": 1.0}), ValueError,
+                               ["rope_parameters['rope_theta']", "greater than 1", "1.0"]),
+    "rope_theta a string": (lambda: audit.audit({**LLAMA31, "rope_theta": "5e5"}), TypeError,
+                            ["rope_parameters['rope_theta']", "'5e5'"]),
+    "pe_lib's own scaling names": (
+        lambda: audit.audit({**LLAMA31, "rope_scaling": {"rope_type": "ntk", "factor": 2.0}}), ValueError,
+        ["rope_parameters['rope_type']", "'ntk'"]),
     "image rope": (lambda: audit.audit(audit.load_config("pixtral")[0]), ValueError, ["2-D", "patch coordinates"]),
 }  # fmt: skip
 

@@ -134,3 +134,57 @@ def test_deepseek_v4_legacy_keys_nest_as_its_config_class_nests_them():
     assert (compress.rope_type, compress.base, compress.attention_factor) == ("yarn", 1.6e5, 1.0)
     plan = layer_schemes.layer_plan(DEEPSEEK_V4_LEGACY)
     assert [layer.rope.label for layer in plan] == ["main", "compress", "compress", "compress"]
+
+
+# 4.x configs of classes that nest RoPE by layer type, and legacy rope_type names: each key goes where transformers'
+# config class puts it (probed into rope_rules.json's legacy_layout and type_aliases), or nowhere.
+LEGACY = {
+    "Gemma 3, 4.x keys": {  # google/gemma-3-4b-it's text_config before 5.x: one base per layer type, x8 on full only
+        "model_type": "gemma3_text", "hidden_size": 2560, "num_attention_heads": 8, "num_hidden_layers": 12,
+        "head_dim": 256, "sliding_window": 1024, "sliding_window_pattern": 6, "rope_theta": 1e6,
+        "rope_local_base_freq": 1e4, "rope_scaling": {"rope_type": "linear", "factor": 8.0}},
+    "ModernBERT, 4.x keys": {"model_type": "modernbert", "hidden_size": 768, "num_attention_heads": 12,
+                             "num_hidden_layers": 6, "global_rope_theta": 160000.0, "local_rope_theta": 10000.0},
+    "OLMo 3, flat YaRN": {"model_type": "olmo3", "hidden_size": 1024, "num_attention_heads": 8, "num_hidden_layers": 4,
+                          "rope_theta": 500000.0, "rope_scaling": {"rope_type": "yarn", "factor": 8.0,
+                                                                   "original_max_position_embeddings": 8192}},
+    "Gemma 4, flat keys beside its entries": {  # as a published Gemma 4 config.json writes rope_parameters
+        "model_type": "gemma4_text", "hidden_size": 2560, "num_attention_heads": 8, "num_hidden_layers": 6,
+        "head_dim": 256, "global_head_dim": 512, "sliding_window": 512,
+        "rope_parameters": {"rope_theta": None, "rope_type": "default",
+                            "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0},
+                            "full_attention": {"rope_type": "proportional", "partial_rotary_factor": 0.25,
+                                               "rope_theta": 1000000.0}}},
+    "Phi-3, 'su' with its original length": {
+        "model_type": "phi3", "hidden_size": 3072, "num_attention_heads": 32, "num_hidden_layers": 2,
+        "max_position_embeddings": 131072, "rope_theta": 10000.0,
+        "rope_scaling": {"type": "su", "short_factor": [1.0] * 48, "long_factor": [1.5] * 48,
+                         "original_max_position_embeddings": 4096}},
+    "Llama, own head_dim": {  # Llama's class derives head_dim only where the config has none
+        "model_type": "llama", "hidden_size": 2048, "num_attention_heads": 16, "head_dim": 64,
+        "num_hidden_layers": 2, "rope_theta": 500000.0},
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", LEGACY)
+def test_legacy_keys_go_where_transformers_puts_them(name):
+    config = LEGACY[name]
+    built = tr.from_dict(config)
+    assert_agrees(built, config)
+    assert_agrees(built, built.to_dict())
+
+
+def test_gemma3_legacy_scaling_reaches_the_full_layers_only():
+    config = LEGACY["Gemma 3, 4.x keys"]
+    full, local = (rope_config.rope_from_config(config, label) for label in ("full_attention", "sliding_attention"))
+    assert (full.base, full.rope_type, local.base, local.rope_type) == (1e6, "linear", 1e4, "default")
+    assert rope_config.ignored_keys(config) == []
+
+
+def test_the_reader_never_rewrites_the_callers_config():
+    import copy
+
+    config = LEGACY["Phi-3, 'su' with its original length"]
+    before = copy.deepcopy(config)
+    tr.from_dict(config)
+    assert config == before  # transformers' Phi3Config rewrites rope_scaling in place: from_dict reads a copy

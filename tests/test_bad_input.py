@@ -17,6 +17,7 @@ from pe_lib import (
     heads,
     hybrid_layers,
     layer_schemes,
+    layer_types,
     layered,
     llama,
     long_context,
@@ -28,6 +29,7 @@ from pe_lib import (
     partial_sweep,
     position_scales,
     precision,
+    rope_config,
     smollm,
 )
 from pe_lib import ch01_order as ch01
@@ -787,6 +789,20 @@ CASES = {
         ["model", "pe_lib.llama.Llama", "str"],
     ),
     "long_context bucket": (lambda: long_context.Setup(bucket=500), ValueError, ["bucket 500", "multiples"]),
+    # the one reader of layer types (pe_lib.layer_types): tests/test_layer_types.py holds the rest of its rows
+    "layer_types config not a dict": (
+        lambda: layer_types.layer_types(["full_attention"]),
+        TypeError,
+        ["config", "list"],
+    ),
+    "layer_types pattern a string": (
+        lambda: layer_types.layer_types(
+            {"model_type": "exaone4", "num_hidden_layers": 4, "sliding_window": 8, "sliding_window_pattern": "LLLG"}
+        ),
+        ValueError,
+        ["sliding_window_pattern='LLLG'", "give layer_types"],
+    ),
+    "rope_config ignored_keys config not a dict": (lambda: rope_config.ignored_keys(3), TypeError, ["config", "int"]),
     # the auditor (pe_lib.audit): tests/test_audit.py holds the rest of its rows
     "audit config not a str": (lambda: audit.load_config(None), TypeError, ["CONFIG", "None"]),
     "audit unreadable JSON": (lambda: audit.parse_config("{'a': 1}", "x.json"), ValueError, ["x.json", "line 1"]),

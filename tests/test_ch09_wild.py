@@ -199,3 +199,14 @@ def test_bad_input_gets_a_clear_error(call, error, said):
     with pytest.raises(error) as raised:
         call()
     assert all(word in str(raised.value) for word in said), str(raised.value)
+
+
+def test_model_explorer_finding_says_the_frame_in_numbers():
+    explorer = ch09.ModelExplorer()
+    explorer.update(model="Mistral 7B v0.1", run_at=8)
+    finding = explorer.finding()
+    assert finding.startswith("Mistral 7B v0.1 run at 65,536 tokens, 8× its trained context of 8,192")
+    assert "the longest distance a score meets is 4,096 (its 4,096-token window)" in finding
+    assert "18 of 64 pairs" in finding and "\n" not in finding
+    explorer.update(model="RoBERTa base", run_at=2)
+    assert "is 1,024." in explorer.finding() and "positions 512..1,023 have no row" in explorer.finding()

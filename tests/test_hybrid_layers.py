@@ -183,3 +183,27 @@ def test_bad_configs_are_refused():
         hybrid_layers.layer_positions([])
     with pytest.raises(ValueError, match="model_type must be one of"):
         hybrid_layers.layer_positions({"model_type": "llama", "num_hidden_layers": 2})
+
+
+@pytest.mark.parametrize("model", MODELS, ids=[m["name"] for m in MODELS])
+def test_every_layer_equals_the_auditors_plan(model):
+    """One reader: notebook 12's plan and the auditor's (pe_lib.audit, layer_schemes) agree layer by layer."""
+    from pe_lib import audit, layer_schemes
+
+    config = model["config"]
+    ours, theirs = hybrid_layers.layer_positions(config), layer_schemes.layer_plan(config)
+    assert len(ours) == len(theirs) == audit.audit(config)["num_layers"]
+    for index, (mine, layer) in enumerate(zip(ours, theirs, strict=True)):
+        where = f"layer {index}"
+        assert mine.layer_type == layer.layer_type, where
+        assert mine.mixer == ("linear" if layer.attention == "linear/recurrent" else "attention"), where
+        assert (mine.positions == "RoPE") == (layer.rope is not None), where
+        assert (mine.query_scale is None) == (layer.temperature is None), where
+        if "compressed" in layer.layer_type:  # DeepSeek-V4: a window of plain keys here, the whole context (its
+            assert layer.attention == "full" and mine.window == config.get("sliding_window", 128)  # compressed
+        else:  # entries) for the auditor
+            assert mine.window == layer.window, where
+        if layer.rope is not None:
+            assert (mine.base, mine.layout) == (layer.rope.base, layer.rope.pairing), where
+            assert mine.rotated == 2 * layer.rope.turning_pairs, where
+            np.testing.assert_allclose(mine.frequencies(), layer.rope.frequencies(), rtol=1e-12, err_msg=where)
