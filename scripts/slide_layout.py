@@ -8,7 +8,8 @@ nbconvert and RISE; its styles are the course's (lab-settings/positional-encodin
 script writes one cell metadata key and nothing else, never a cell's source or outputs:
 metadata.slideshow.slide_type. It also removes metadata.jupyter.source_hidden (JupyterLab's
 "collapsed input"), which its earlier versions set on cells too tall for a slide: the deck now
-hides a figure's code by itself, and a learner's notebook view keeps every input open. It prints
+hides a figure's code by itself, and a learner's notebook view keeps every input open, except the
+check cells scripts/fold_checks.py folds (tagged hide-input; they are "skip" here). It prints
 every change, and running it again changes nothing.
 
 The rules, in this order (rules 1-6 each decide a cell once; rule 7 may then cut a slide at it):
@@ -286,7 +287,8 @@ def apply(path, write=True):
         if slideshow:
             metadata["slideshow"] = slideshow
         jupyter = metadata.pop("jupyter", {})
-        shown_again = jupyter.pop("source_hidden", False)
+        folded_check = "hide-input" in metadata.get("tags", [])  # scripts/fold_checks.py's, kept
+        shown_again = False if folded_check else jupyter.pop("source_hidden", False)
         if jupyter:
             metadata["jupyter"] = jupyter
         if json.dumps(metadata, sort_keys=True) != before:
