@@ -191,12 +191,6 @@ def test_every_control_is_labelled_and_named_in_the_alt_text():
             assert f"{control.description} = " in explorer.alt_text(), (cls.__name__, name)
 
 
-# Explorers whose frames have no finding yet (issue 34: every explorer frame has one); the list may only shrink.
-WITHOUT_FINDING = {
-    "ModelExplorer",
-}
-
-
 def test_every_explorer_frame_has_a_finding_in_words():
     """The caption under each frame says what it shows, by series not colour, in words not code (pe_lib.findings)."""
     missing, flagged = set(), {}
@@ -210,10 +204,7 @@ def test_every_explorer_frame_has_a_finding_in_words():
             flagged[cls.__name__] = problems
         explorer.close()
     assert not flagged, flagged
-    assert missing <= WITHOUT_FINDING, f"explorers without a finding: {sorted(missing - WITHOUT_FINDING)}"
-    assert missing == WITHOUT_FINDING, (
-        f"these have a finding now: take them off WITHOUT_FINDING: {WITHOUT_FINDING - missing}"
-    )
+    assert not missing, f"explorers without a finding (issue 34: every frame has one): {sorted(missing)}"
 
 
 def test_a_closed_explorer_displays_as_text_only():

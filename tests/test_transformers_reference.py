@@ -123,7 +123,10 @@ def test_yarn_with_and_without_truncate(head_dim, base, factor, length, fast_slo
     parameters.update(beta_slow=beta_slow, original_max_position_embeddings=length)
     if truncate is not None:
         parameters["truncate"] = truncate
-    assert_same(parameters, head_dim=head_dim, max_position_embeddings=int(length * factor))
+    # YaRN's ramp blends theta/factor and theta with a float32 weight, as llama3's band does (see test_llama3):
+    # seen 2.04e-6 at factor 40, head 32, base 5e5.
+    rtol = max(RTOL, 4e-7 * factor)
+    assert_same(parameters, rtol=rtol, head_dim=head_dim, max_position_embeddings=int(length * factor))
 
 
 @DRAWN
