@@ -6,6 +6,8 @@
     heads.previous_token_score(probs)                     # (batch, 2, n_heads): mean attention on key i - 1
     heads.first_token_score(probs)                        # (batch, 2, n_heads): mean attention on key 0
     heads.norm_share(norms.q)[..., :8].sum(-1)            # what the 8 fastest pairs hold of each head's norm^2
+    with heads.unrotated_pairs(model, range(8)):          # the same model, pairs 0-7 turned by no angle
+        logits = model(ids)
 
 A RoPE pair is the two features of a query (or key) that turn together at one frequency theta_i:
 with the "half" layout features i and i + head_dim/2, with "interleaved" features 2i and 2i + 1.
@@ -17,8 +19,13 @@ requested layer's attention reads the input the layer sees (normalised hidden st
 and the layer's own projections and pe_lib.llama.rotate turn it into q and k; softmax(q k^T /
 sqrt(head_dim)) under the causal mask gives the probabilities the fused kernel never materialises.
 The forward stops after the last requested layer. The model is not changed.
+
+unrotated_pairs is the causal test the norms cannot give: the chosen pairs get theta_i = 0 (cos 1, sin 0)
+in every layer, so they compare content at every distance, and the loss says what their rotation did.
 """
 
+import contextlib
+import dataclasses
 import math
 from collections import namedtuple
 
@@ -26,7 +33,8 @@ import numpy as np
 import torch
 
 from . import _validate
-from .llama import Llama, rotate
+from .llama import Llama, Positions, rotate
+from .rope_scaling import rope_attention_factor
 
 PairNorms = namedtuple("PairNorms", ["q", "k"])
 PairNorms.__doc__ = "Norms per RoPE pair: q (layers, n_heads, pairs) and k (layers, n_kv_heads, pairs), NumPy."
@@ -231,3 +239,42 @@ def norm_share(norms):
     if (total == 0).any():
         raise ValueError("norms must not be all zero for a head: a head without any norm has no shares")
     return squared / total
+
+
+@dataclasses.dataclass(frozen=True)
+class _UnrotatedPairs(Positions):
+    """Positions whose pairs `pairs` turn by no angle (theta_i = 0); every other choice as in Positions."""
+
+    pairs: frozenset = frozenset()
+
+    def cos_sin(self, position_ids, head_dim):
+        cos, sin = super().cos_sin(position_ids, head_dim)
+        chosen = sorted(self.pairs)
+        cos[..., chosen] = rope_attention_factor(self.scaling)  # cos 0 = 1, times YaRN's factor where it has one
+        sin[..., chosen] = 0.0
+        return cos, sin
+
+
+@contextlib.contextmanager
+def unrotated_pairs(model, pairs):
+    """Run the block with RoPE pairs `pairs` (indices, 0 = fastest) turned by no angle in every layer.
+
+    Each chosen pair keeps its features and its weights but is rotated by 0 at every position (theta_i = 0):
+    it then adds the same score for a key at any distance. The model's other position choices stay; they are
+    restored on exit.
+    """
+    model = _check_model(model)
+    n_pairs = model.config.head_dim // 2
+    if isinstance(pairs, (str, bytes, torch.Tensor, np.ndarray)) or not hasattr(pairs, "__iter__"):
+        raise TypeError(f"pairs must be a collection of pair indices (e.g. range(8)), got {pairs!r}")
+    chosen = frozenset(_validate.count("pairs", i) for i in pairs)
+    outside = sorted(i for i in chosen if i >= n_pairs)
+    if outside:
+        raise ValueError(f"pairs must be indices below head_dim // 2 = {n_pairs}, got {outside}")
+    previous = model.positions
+    fields = {f.name: getattr(previous, f.name) for f in dataclasses.fields(Positions)}
+    model.positions = _UnrotatedPairs(**fields, pairs=chosen | getattr(previous, "pairs", frozenset()))
+    try:
+        yield model
+    finally:
+        model.positions = previous

@@ -15,6 +15,10 @@ from every token, as Hugging Face's attention_mask does; `document_ids` (batch, 
 only the earlier tokens of its own document (packed sequences). Either one changes only which keys
 a query reads, never the positions: pass position_ids too (padded_position_ids, document_position_ids).
 Without them, or when they hide nothing, the fused causal kernel runs.
+transformers has no document_ids: it infers the documents from position ids that restart
+(inferred_document_ids), and only when it gets no 2-D attention_mask and no cache ("padding-free"
+training; a forward with use_cache=True, the config default, or with a mask of ones lets the documents
+read each other). pe_lib never infers: it hides what document_ids says, and nothing else.
 
 RoPE is the only place positions enter. Everything about it lives in `Positions`, which the
 model's code reads but never hard-codes:
@@ -381,6 +385,20 @@ def document_position_ids(document_ids):
     starts[:, 1:] = docs[:, 1:] != docs[:, :-1]
     first = torch.where(starts, index, 0).cummax(-1).values  # the index where each token's run began
     return index - first
+
+
+def inferred_document_ids(position_ids):
+    """The documents transformers reads from packed position ids: (batch, n) int64, 0 for the first document.
+
+    A new document starts wherever a position is not the previous one + 1 (transformers'
+    find_packed_sequence_indices, used when a forward gets no 2-D attention_mask and no cache). Pass the
+    result as document_ids to compute what transformers computes for packed rows without a mask.
+    """
+    positions = _tensor_2d("position_ids", position_ids, "positions", None)
+    if positions.dtype == torch.bool or positions.is_complex():
+        raise TypeError(f"position_ids must hold real numbers, got dtype {positions.dtype}")
+    steps = torch.diff(positions, prepend=positions[:, :1] - 1, dim=-1)
+    return (steps != 1).long().cumsum(-1)
 
 
 def next_token_loss(logits, ids):

@@ -68,6 +68,13 @@ FACTS = {
 }
 
 
+# How the pinned file stores its 272 tensors (tests/test_smollm.py reads them back): llama.cpp's Q4_1 (blocks of
+# 32 weights, 4 bits each plus a float16 scale and minimum) for the 210 projection matrices, Q8_0 (8 bits plus a
+# scale) for the token embedding, which is also the output matrix, and float32 for the 61 norm weights. load()
+# dequantizes them to float32: the model this course measures is that copy, not the original bfloat16 release.
+TENSOR_TYPES = {"Q4_1": 210, "Q8_0": 1, "F32": 61}
+
+
 class FetchError(RuntimeError):
     """The model file could not be fetched or failed its checksum; the message says what to run."""
 

@@ -158,3 +158,54 @@ def test_smollm2_probabilities_equal_transformers_reading_the_same_gguf():
     # the weights transformers reads give the pair norms pe_lib reads (q/k rows in the same "half" order)
     q_rows = reference.model.layers[16].self_attn.q_proj.weight.detach().double().view(9, 64, -1).pow(2).sum(-1)
     assert np.allclose(heads.pair_norms(model).q[16], (q_rows[:, :32] + q_rows[:, 32:]).sqrt().numpy())
+
+
+# Switching pairs off: theta_i = 0 for the chosen pairs, the causal test behind notebook 10's norms
+
+
+def test_unrotated_pairs_equal_transformers_with_those_inv_freq_set_to_zero():
+    model, ids = _tiny(), _ids(40)
+    hf = _hf_twin(model)
+    pairs = [0, 1, 5]  # head_dim 16: pairs 0..7
+    hf.model.rotary_emb.inv_freq[pairs] = 0.0
+    with torch.no_grad():
+        theirs = hf(ids, use_cache=False).logits
+    before = model.positions
+    with heads.unrotated_pairs(model, pairs):
+        ours = model(ids)
+        assert model.positions.pairs == frozenset(pairs)
+    assert model.positions is before
+    assert (ours - theirs).abs().max() < 1e-4
+    assert (ours - model(ids)).abs().max() > 1e-2  # the fast pairs' rotation matters here
+
+
+def test_unrotated_pairs_make_those_pairs_blind_to_position_and_keep_other_choices():
+    model, ids = _tiny(), _ids(30)
+    shuffled = torch.randperm(30, generator=torch.Generator().manual_seed(1))
+    with heads.unrotated_pairs(model, range(8)):  # every pair: no positions at all, as nope_layers everywhere
+        every = model(ids)
+        assert torch.allclose(every, model(ids, position_ids=shuffled), atol=1e-5)
+    with model.use_positions(nope_layers={0, 1, 2}):
+        assert torch.allclose(every, model(ids), atol=1e-5)
+    with model.use_positions(layout="interleaved"), heads.unrotated_pairs(model, [2]):
+        assert model.positions.layout == "interleaved"
+        with heads.unrotated_pairs(model, [3]):  # nested: both sets stay unrotated
+            assert model.positions.pairs == frozenset({2, 3})
+    with heads.unrotated_pairs(model, []):
+        assert torch.equal(model(ids), model(ids))
+
+
+@pytest.mark.parametrize(
+    ("pairs", "error", "words"),
+    [
+        (3, TypeError, ["pairs", "3"]),
+        ("01", TypeError, ["pairs", "'01'"]),
+        ([8], ValueError, ["pairs", "head_dim // 2 = 8", "[8]"]),
+        ([-1], ValueError, ["pairs", "-1"]),
+    ],
+)
+def test_unrotated_pairs_bad_input(pairs, error, words):
+    with pytest.raises(error) as info, heads.unrotated_pairs(_tiny(), pairs):
+        pass
+    for word in words:
+        assert word in str(info.value), (word, str(info.value))

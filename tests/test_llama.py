@@ -250,6 +250,54 @@ def test_packed_documents_with_their_mask_equal_each_document_alone():
     assert (leak - model(ids[:, second])[0]).abs().max() > 0.1
 
 
+def test_inferred_document_ids_are_transformers_find_packed_sequence_indices():
+    from transformers.masking_utils import find_packed_sequence_indices
+
+    for positions in (
+        [[0, 1, 2, 0, 1, 0, 1, 2, 3]],
+        [[5, 6, 7, 8], [0, 1, 0, 1]],
+        [[0, 0, 0, 1, 2]],  # left padding's positions without a mask: each pad is a document of its own
+        [[3, 2, 1, 0]],
+    ):
+        positions = torch.tensor(positions)
+        theirs = find_packed_sequence_indices(positions)
+        ours = llama.inferred_document_ids(positions)
+        assert torch.equal(ours, torch.zeros_like(ours) if theirs is None else theirs), positions
+    assert llama.inferred_document_ids(torch.tensor([[0, 1, 2, 0, 1]])).tolist() == [[0, 0, 0, 1, 1]]
+
+
+def test_packed_rows_in_transformers_are_kept_apart_only_without_a_mask_and_a_cache():
+    """transformers has no document_ids: it infers them from position resets, and only without a 2-D mask and cache."""
+    model, ids = _tiny(), _ids(30)
+    hf = _hf_twin(model)
+    docs = torch.tensor([[0] * 12 + [1] * 18])
+    resets = llama.document_position_ids(docs)
+    inferred = model(ids, position_ids=resets, document_ids=llama.inferred_document_ids(resets))
+    leaking = model(ids, position_ids=resets)  # pe_lib hides nothing it is not told to
+    assert (inferred - model(ids, position_ids=resets, document_ids=docs)).abs().max() < 1e-5
+    with torch.no_grad():
+        padding_free = hf(ids, position_ids=resets, use_cache=False).logits
+        with_cache = hf(ids, position_ids=resets, use_cache=True).logits
+        mask_of_ones = hf(ids, position_ids=resets, attention_mask=torch.ones_like(ids), use_cache=False).logits
+    assert hf.config.use_cache  # the config's default: a plain forward builds a cache
+    assert (padding_free - inferred).abs().max() < 1e-4
+    assert (with_cache - leaking).abs().max() < 1e-4 and (mask_of_ones - leaking).abs().max() < 1e-4
+    assert (inferred - leaking)[0, 12:].abs().max() > 0.1
+
+
+def test_generate_cannot_infer_the_mask_when_the_pad_id_is_the_eos_id():
+    """SmolLM2's GGUF pads with its end-of-sequence id (2): generate then reads every token (notebook 10)."""
+    hf = _hf_twin(_tiny())
+    ids = torch.tensor([[2, 2, 5, 6, 7], [8, 9, 10, 11, 12]])
+    for pad, eos, inferred in ((2, 2, False), (2, 3, True)):
+        hf.generation_config.pad_token_id, hf.generation_config.eos_token_id = pad, eos
+        config, kwargs = hf._prepare_generation_config(None, **{})
+        hf._prepare_special_tokens(config, kwargs_has_attention_mask=False)
+        mask = hf._prepare_attention_mask_for_generation(ids, config, {})
+        expected = ids.ne(2).long() if inferred else torch.ones_like(ids)
+        assert torch.equal(mask, expected), (pad, eos)
+
+
 def test_padding_and_documents_combine():
     model = _tiny()
     ids, mask, _ = _left_padded([10, 6], 10)
