@@ -158,8 +158,8 @@ def packing_bug(model, first, second):
     alone = model(second[None])[0]
     part = slice(len(first), None)
 
-    def run(**inputs):
-        return _compare([(model(ids, **inputs)[0, part], second)], [alone])
+    def run(**inputs):  # the logits of the second document only: the first one's are not measured
+        return _compare([(model.logits(model.hidden_states(ids, **inputs)[0, part]), second)], [alone])
 
     return {
         "the document alone": _compare([(alone, second)], [alone]),

@@ -3,6 +3,7 @@
     norms = heads.pair_norms(model)                       # from the weights: q (layers, n_heads, pairs), k (..)
     norms = heads.pair_norms(model, ids)                  # from the vectors the model computes on a text
     probs = heads.attention_probabilities(model, ids, layers=[0, 16])   # (batch, 2, n_heads, n, n)
+    probs, norms = heads.probabilities_and_norms(model, ids)   # every layer's, from one forward
     heads.previous_token_score(probs)                     # (batch, 2, n_heads): mean attention on key i - 1
     heads.first_token_score(probs)                        # (batch, 2, n_heads): mean attention on key 0
     heads.norm_share(norms.q)[..., :8].sum(-1)            # what the 8 fastest pairs hold of each head's norm^2
@@ -82,10 +83,7 @@ def _queries_and_keys(model, ids, layers, inputs):
     def hook(index):
         def read(attention, args, kwargs):
             x, cos, sin, layout, *rest = (*args, *kwargs.values())
-            batch, n, _ = x.shape
-            d = attention.head_dim
-            q = attention.q(x).view(batch, n, attention.n_heads, d).transpose(1, 2)
-            k = attention.k(x).view(batch, n, attention.n_kv_heads, d).transpose(1, 2)
+            q, k, _ = attention.project(x).split((attention.n_heads, attention.n_kv_heads, attention.n_kv_heads), 1)
             if cos is not None:  # a layer without positions (nope_layers) rotates nothing
                 q, k = rotate(q, cos, sin, layout), rotate(k, cos, sin, layout)
             found[index] = (q, k, rest[0] if rest else None)
@@ -125,16 +123,20 @@ def pair_norms(model, ids=None, **inputs):
         q_norms, k_norms = [], []
         for layer in model.layers:
             for weight, heads, out in (
-                (layer.attn.q.weight, config.n_heads, q_norms),
-                (layer.attn.k.weight, config.n_kv_heads, k_norms),
+                (layer.attn.q_weight, config.n_heads, q_norms),
+                (layer.attn.k_weight, config.n_kv_heads, k_norms),
             ):
                 rows = weight.detach().double().view(heads, config.head_dim, -1).pow(2).sum(-1)  # (heads, head_dim)
                 a, b = _pairs(rows, layout)
                 out.append((a + b).sqrt())
         return PairNorms(torch.stack(q_norms).numpy(), torch.stack(k_norms).numpy())
-    found = _queries_and_keys(model, ids, list(range(config.n_layers)), inputs)
+    return _activation_norms(_queries_and_keys(model, ids, list(range(config.n_layers)), inputs), layout)
+
+
+def _activation_norms(found, layout):
+    """PairNorms of the queries and keys found[layer] = (q, k, mask), every layer in order."""
     norms = {"q": [], "k": []}
-    for index in range(config.n_layers):
+    for index in range(len(found)):
         for name, x in zip("qk", found[index][:2], strict=True):
             a, b = _pairs(x.double(), layout)
             norms[name].append((a.pow(2) + b.pow(2)).mean(dim=(0, 2)).sqrt())  # mean over batch and tokens
@@ -152,7 +154,19 @@ def attention_probabilities(model, ids, layers=None, **inputs):
     """
     model = _check_model(model)
     layers = _check_layers(layers, model.config.n_layers)
+    return _probabilities(_queries_and_keys(model, ids, layers, inputs), layers)
+
+
+def probabilities_and_norms(model, ids, **inputs):
+    """(attention_probabilities(model, ids, **inputs), pair_norms(model, ids, **inputs)) from one forward."""
+    model = _check_model(model)
+    layers = list(range(model.config.n_layers))
     found = _queries_and_keys(model, ids, layers, inputs)
+    return _probabilities(found, layers), _activation_norms(found, model.positions.layout)
+
+
+def _probabilities(found, layers):
+    """softmax(q k^T / sqrt(d)) under each layer's mask, (batch, len(layers), n_heads, n, n), from found[layer]."""
     out = []
     for index in layers:
         q, k, allowed = found[index]

@@ -53,7 +53,7 @@ def _hf_twin(model, rope_parameters=None, max_position_embeddings=2048):
     names |= {"attn.v": "self_attn.v_proj", "attn.o": "self_attn.o_proj", "mlp.gate": "mlp.gate_proj"}
     names |= {"mlp.up": "mlp.up_proj", "mlp.down": "mlp.down_proj"}
     state = {}
-    for name, value in model.state_dict().items():
+    for name, value in _unfused(model).items():
         if name.startswith("layers."):
             _, i, *rest = name.split(".")
             module = ".".join(rest[:-1])
@@ -63,6 +63,22 @@ def _hf_twin(model, rope_parameters=None, max_position_embeddings=2048):
     state["lm_head.weight"] = model.embed.weight
     hf.load_state_dict(state, strict=True)
     return hf
+
+
+def _unfused(model):
+    """model's state dict with q, k, v and gate, up as separate matrices, as transformers (and GGUF) keep them."""
+    state = {}
+    for name, value in model.state_dict().items():
+        if name.endswith("attn.qkv.weight"):
+            layer = model.layers[int(name.split(".")[1])].attn
+            for part, rows in zip("qkv", (layer.q_weight, layer.k_weight, layer.v_weight), strict=True):
+                state[name.replace("qkv", part)] = rows
+        elif name.endswith("mlp.gate_up.weight"):
+            gate, up = value.chunk(2)
+            state[name.replace("gate_up", "gate")], state[name.replace("gate_up", "up")] = gate, up
+        else:
+            state[name] = value
+    return state
 
 
 def _ids(n, batch=1, seed=1):
@@ -146,8 +162,8 @@ def test_layout_choice_with_permuted_weights_gives_the_same_model():
     model, ids = _tiny(), _ids(30)
     expected = model(ids)
     for layer in model.layers:  # rows into llama.cpp's order: now the weights want the interleaved rotation
-        layer.attn.q.weight.data = llama.half_to_interleaved(layer.attn.q.weight, TINY.n_heads)
-        layer.attn.k.weight.data = llama.half_to_interleaved(layer.attn.k.weight, TINY.n_kv_heads)
+        layer.attn.q_weight[:] = llama.half_to_interleaved(layer.attn.q_weight, TINY.n_heads)
+        layer.attn.k_weight[:] = llama.half_to_interleaved(layer.attn.k_weight, TINY.n_kv_heads)
     with model.use_positions(layout="interleaved"):
         assert (model(ids) - expected).abs().max() < 1e-4
     assert (model(ids) - expected).abs().max() > 0.1, "the wrong layout for these rows is a different model"
@@ -390,10 +406,14 @@ def test_smollm2_weights_equal_transformers_bit_for_bit(real):
     theirs = reference.state_dict()
     assert torch.equal(model.embed.weight, theirs["model.embed_tokens.weight"])
     for i in (0, 29):
-        layer = model.layers[i]
-        assert torch.equal(layer.attn.q.weight, theirs[f"model.layers.{i}.self_attn.q_proj.weight"])
-        assert torch.equal(layer.attn.k.weight, theirs[f"model.layers.{i}.self_attn.k_proj.weight"])
-        assert torch.equal(layer.mlp.down.weight, theirs[f"model.layers.{i}.mlp.down_proj.weight"])
+        layer, prefix = model.layers[i], f"model.layers.{i}."
+        assert torch.equal(layer.attn.q_weight, theirs[prefix + "self_attn.q_proj.weight"])
+        assert torch.equal(layer.attn.k_weight, theirs[prefix + "self_attn.k_proj.weight"])
+        assert torch.equal(layer.attn.v_weight, theirs[prefix + "self_attn.v_proj.weight"])
+        gate, up = layer.mlp.gate_up.weight.chunk(2)
+        assert torch.equal(gate, theirs[prefix + "mlp.gate_proj.weight"])
+        assert torch.equal(up, theirs[prefix + "mlp.up_proj.weight"])
+        assert torch.equal(layer.mlp.down.weight, theirs[prefix + "mlp.down_proj.weight"])
         assert torch.equal(layer.attn_norm.weight, theirs[f"model.layers.{i}.input_layernorm.weight"])
 
 
