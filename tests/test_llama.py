@@ -444,10 +444,25 @@ def test_smollm2_left_padded_and_packed_batches_equal_transformers_and_each_text
 @pytest.mark.slow
 def test_the_benchmark_runs_and_compares_the_same_logits(real, capsys):
     model, tokenizer, reference = real
-    rows = bench_llama.main(["--lengths", "8", "16", "--repeats", "1"], models=(model, reference, tokenizer))
+    argv = ["--lengths", "8", "16", "--repeats", "2", "--profile-length", "16"]
+    rows = bench_llama.main(argv, models=(model, reference, tokenizer))
     out = capsys.readouterr().out
-    assert "pe_lib s" in out and "transformers s" in out and "ratio" in out
+    assert "pe_lib s" in out and "transformers s" in out and "ratio" in out and "separate s" in out
     assert [row[0] for row in rows] == [8, 16] and all(row[4] < 1e-3 for row in rows)
+    assert out.count("load average") == 2 and "where the time of one forward went" in out and "VmHWM" in out
+    profile = out.split("where the time of one forward went")[1]
+    assert "(121)" in profile and "(211)" in profile  # 4 products a layer + the logits, against 7 + the logits
+
+
+def test_separate_products_are_the_same_model():
+    from bench_llama import separate_products
+
+    model, ids = _tiny(), _ids(20)
+    fused = model(ids)
+    with separate_products(model):
+        separate = model(ids)
+    assert (fused - separate).abs().max() < 1e-5
+    assert "forward" not in vars(model.layers[0].attn) and torch.equal(model(ids), fused)  # restored
 
 
 MEMORY_PROBE = """
