@@ -1,9 +1,10 @@
 """The grader of notebook 10's exercise: position ids for a left-padded batch, from its attention mask.
 
 The learner writes `padded_positions(attention_mask)` for an attention mask (batch, n) of 1 (a token) and
-0 (left padding), int64 as a tokenizer returns it, and returns the position ids (batch, n), integers, that
-transformers' generate passes with it: each token counts the tokens of its row before it (its row's first
-token is at 0), and a padding token gets 0 (transformers 4.x wrote 1 there, which passes too: no token
+0 (left padding), int64 as a tokenizer returns it, and returns the position ids (batch, n) that transformers'
+generate passes with it, in the form the model takes them: a torch.long tensor (a NumPy array, a list or an
+int32 tensor of the right numbers is told so). Each token counts the tokens of its row before it (its row's
+first token is at 0), and a padding token gets 0 (transformers 4.x wrote 1 there, which passes too: no token
 reads a padding token, so either will do, but a -1 is no row of a position table). The reference is
 pe_lib.llama.padded_position_ids.
 """
@@ -96,7 +97,7 @@ def _mistakes(mask):
 
 
 def check_padded_positions(learner_function, *, hint=0):
-    """Grade `learner_function(attention_mask)` -> position ids (batch, n), integers, as transformers' generate.
+    """Grade `learner_function(attention_mask)` -> position ids (batch, n), torch.long, as transformers' generate.
 
     attention_mask: (batch, n) int64, 1 for a token, 0 for (left) padding. Right: each token's count of the
     tokens of its row before it; on padding 0 (or 1, as transformers 4.x). Tried on masks the notebook does not
@@ -133,7 +134,15 @@ def _check(learner_function):
         real_right = np.array_equal(value[keep], expected[keep])
         pads_right = bool(np.isin(value[~keep], PAD_FILLS).all())
         if real_right and pads_right:
-            continue
+            if isinstance(result, torch.Tensor) and result.dtype == torch.long:
+                continue
+            return Feedback(
+                EXERCISE, False, f"the right numbers, as {describe(result)}: the model takes position ids as a "
+                f"torch.long (int64) tensor, the form transformers passes them in ({case})",
+                ("Which dtype does the attention mask you were given have, and does your last operation keep it?",
+                 "torch.as_tensor(x, dtype=torch.long) or x.long() turns a list, an array or an int32 tensor into "
+                 "one."),
+            )  # fmt: skip
         for symptom, hints, candidate in _mistakes(mask):
             if np.array_equal(value, candidate.numpy()):
                 return Feedback(EXERCISE, False, f"{symptom} ({case})", hints)

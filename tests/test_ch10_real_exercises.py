@@ -34,10 +34,7 @@ def transformers_generate(attention_mask):
         lambda m: (m.cumsum(-1) - 1).masked_fill(m == 0, 1),  # transformers 4.x
         lambda m: (m.cumsum(-1) - 1).clamp(min=0),
         lambda m: (torch.arange(m.shape[1]) - (m == 0).sum(-1, keepdim=True)).clamp(min=0),
-        lambda m: padded_positions(m).int(),
-        lambda m: padded_positions(m).numpy(),
-        lambda m: padded_positions(m).tolist(),
-        lambda m: np.maximum(np.cumsum(m.numpy(), axis=-1) - 1, 0),
+        lambda m: torch.as_tensor(np.maximum(np.cumsum(m.numpy(), axis=-1) - 1, 0)),
     ],
 )
 def test_right_answers_are_correct(answer):
@@ -61,6 +58,10 @@ def _in_place(m):
         (lambda m: torch.arange(m.shape[1]) - (m == 0).sum(-1, keepdim=True), "negative positions"),
         (lambda m: padded_positions(m).masked_fill(m == 0, 2), "on the padding you return [2]"),
         (lambda m: (m.flip(-1).cumsum(-1).flip(-1) - 1).masked_fill(m == 0, 0), "count from the right"),
+        (lambda m: padded_positions(m).int(), "torch.long (int64) tensor"),  # the right numbers, not the form
+        (lambda m: padded_positions(m).numpy(), "the right numbers, as a NumPy array"),
+        (lambda m: padded_positions(m).tolist(), "the right numbers, as a list"),
+        (lambda m: np.maximum(np.cumsum(m.numpy(), axis=-1) - 1, 0), "torch.long"),
         (lambda m: padded_positions(m).float(), "integers"),  # a float tensor
         (lambda m: padded_positions(m).double().numpy(), "integers"),
         (lambda m: padded_positions(m).bool(), "integers"),
