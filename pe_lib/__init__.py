@@ -11,7 +11,11 @@ from .encodings import (
     sinusoidal_encoding,
     wavelengths,
 )
+from .mla import MLA, MLAConfig
 from .modules import LearnedPositionalEmbedding, SinusoidalPositionalEncoding, TransformerEmbedding
+from .omni_positions import omni_position_ids
+from .partial_rope import apply_partial_rope, partial_frequencies
+from .position_scales import beta_log_scale, learned_frequencies
 from .relative import (
     RotaryEmbedding,
     alibi_bias,
@@ -24,6 +28,8 @@ from .rope_scaling import ROPE_TYPES, rope_attention_factor, rope_frequencies, y
 
 __all__ = [
     "LearnedPositionalEmbedding",
+    "MLA",
+    "MLAConfig",
     "ROPE_TYPES",
     "RopeScheme",
     "RotaryEmbedding",
@@ -31,12 +37,17 @@ __all__ = [
     "TransformerEmbedding",
     "alibi_bias",
     "alibi_slopes",
+    "apply_partial_rope",
     "apply_rope",
+    "beta_log_scale",
     "binary_encoding",
     "dot_product_similarity",
     "frequencies",
     "integer_encoding",
+    "learned_frequencies",
     "normalized_encoding",
+    "omni_position_ids",
+    "partial_frequencies",
     "relative_rotation",
     "rope_attention_factor",
     "rope_frequencies",

@@ -1,16 +1,30 @@
-"""Figures with alt text: what a screen reader says instead of `../_images/54fb27….png`.
+"""Figures every reader can use: the finding as a visible caption, what is drawn as the alt text.
 
-`show(figure, finding=...)` ends a plot cell instead of `plt.show()`. It displays the figure as
-an `<img>` with an `alt` attribute, as text/html, the one output type that carries alt text both
-in JupyterLab (its image renderer sets no alt) and in the book (MyST-NB writes the HTML as it is).
-The alt text is read from the figure itself (`describe`): each panel's title and axes, every
-labelled series with its range and where it peaks, images with their value range, bar values,
-texts in the axes. So it says what is plotted and cannot go stale. What the figure is *for* is the
-notebook's to say, with its computed numbers: the `finding`, put first.
+`show(figure, finding=...)` ends a plot cell instead of `plt.show()`. It displays, as text/html,
 
-nbval compares text/html: numbers are rounded to two significant digits (`text.measured`), and
+    <figure class="pe-figure">
+      <img src="data:image/png;base64,..." alt="Figure: 'title', x: ..., y: ..., series ...">
+      <figcaption>The finding, with the numbers the notebook computed for it.</figcaption>
+    </figure>
+
+Two texts, each said once. The finding (what the figure is for, said by the notebook) is the caption
+under the figure, for every reader: a sighted learner reads it, a screen reader reads it as the
+figure's caption. The alt text is what the figure draws, read from the figure itself (`describe`:
+titles, axes with their data ranges, every series, bar tops, images and their colour scales, texts),
+so it cannot go stale; a screen reader says it in place of the image. The alt text does not repeat
+the caption (a screen reader would read it twice). A figure without a finding is a bare <img alt>.
+
+text/html is the one output type that carries both in JupyterLab (its image renderer sets no alt) and
+in the book (MyST-NB writes the HTML as it is); nbconvert and nbviewer show it as it is too. text/plain
+(a terminal) is the finding, then the description. nbval compares text/html: the caption is the
+notebook's own text, the description's numbers have two significant digits (`number`), and
 tests/nbval_sanitize.cfg replaces the PNG's base64 (which differs by CPU) before comparing.
-The explorers (pe_lib.explorer) use `describe` and `img_html` for their frames too.
+
+The finding is checked before it is shown (`pe_lib.findings`): a colour, a drawing style or code in it
+is a warning (nbval and the notebooks' hygiene check catch it as stderr); `quotes=` takes the numbers it
+claims, recomputed by the cell (e.g. read back from the figure with `drawn_values`), and a number the
+finding does not print as given is an error. The explorers (pe_lib.explorer) use `describe` and
+`figure_html` for their frames too.
 """
 
 import base64
@@ -20,158 +34,41 @@ import struct
 import warnings
 
 import matplotlib.pyplot as plt
-import numpy as np
-from matplotlib.collections import PathCollection
-from matplotlib.container import BarContainer
-from matplotlib.figure import Figure
 
 from .colours import figure_problems
-from .text import measured
+from .figure_description import describe
+from .figure_words import number, span, words
+from .findings import check_quotes, drawn_values, finding_problems, quoted_numbers
 
-MAX_SERIES = 8  # series described one by one per panel; the rest are counted
-
-
-def number(value):
-    """A value as alt text: two significant digits, the same on every CPU (a rounding residue reads '< 1e-06')."""
-    value = float(value)
-    return "0" if value == 0 else measured(value)
-
-
-def _span(values):
-    values = np.asarray(values, dtype=float)
-    values = values[np.isfinite(values)]
-    if values.size == 0:
-        return "no finite values"
-    low, high = number(values.min()), number(values.max())
-    return low if low == high else f"{low} to {high}"
-
-
-def _categories(axis):
-    """The tick labels of an axis that names categories (words, models), else None."""
-    labels = [tick.get_text().strip() for tick in axis.get_ticklabels()]
-    labels = [label for label in labels if label]
-    numeric = all(label.replace("\u2212", "-").replace(".", "", 1).lstrip("-").isdigit() for label in labels)
-    return None if not labels or numeric or axis.get_scale() != "linear" else labels
+__all__ = [
+    "Described",
+    "alt_text",
+    "caption_text",
+    "check_quotes",
+    "describe",
+    "drawn_values",
+    "figure_html",
+    "finding_problems",
+    "img_html",
+    "number",
+    "quoted_numbers",
+    "show",
+    "span",
+    "words",
+]
 
 
-def _axis(ax, which, numbers=True):
-    label = (ax.get_xlabel() if which == "x" else ax.get_ylabel()).strip()
-    categories = _categories(ax.xaxis if which == "x" else ax.yaxis)
-    if categories:
-        shown = ", ".join(categories[:12]) + (", ..." if len(categories) > 12 else "")
-        return f"{which}: {label or 'unlabelled'} ({shown})"
-    low, high = ax.get_xlim() if which == "x" else ax.get_ylim()
-    scale = (ax.get_xscale() if which == "x" else ax.get_yscale()).replace("linear", "")
-    text = f"{which}: {label or 'unlabelled'}"
-    if numbers:
-        text += f" from {number(min(low, high))} to {number(max(low, high))}"
-    return text + (f" ({scale} scale)" if scale else "")
-
-
-def _line(line):
-    """A labelled line in words, or None when it draws nothing (a legend entry)."""
-    x = np.asarray(line.get_xdata(), dtype=float)
-    y = np.asarray(line.get_ydata(), dtype=float)
-    finite = np.isfinite(x) & np.isfinite(y)
-    if not finite.any():
-        return None  # a legend entry with nothing drawn
-    x, y = x[finite], y[finite]
-    if y.size == 1:
-        return f"{line.get_label()}: one point at ({number(x[0])}, {number(y[0])})"
-    top, bottom = int(np.argmax(y)), int(np.argmin(y))
-    return (
-        f"{line.get_label()}: {y.size} points, y from {number(y[bottom])} (at x = {number(x[bottom])}) "
-        f"to {number(y[top])} (at x = {number(x[top])})"
-    )
-
-
-def _is_reference_line(line):
-    """A horizontal or vertical guide (axhline, axvline): part of the axes, not a series."""
-    x, y = np.asarray(line.get_xdata(), dtype=float), np.asarray(line.get_ydata(), dtype=float)
-    return x.size == 2 and (x[0] == x[1] or y[0] == y[1])
-
-
-def _panel(ax, numbers=True):
-    if ax.get_label() == "<colorbar>":  # described with its image
-        return None
-    title = ax.get_title().strip() or ax.get_title(loc="left").strip()
-    parts = [f"'{title}'" if title else "untitled panel"]
-    images = [image for image in ax.get_images() if image.get_visible()]
-    for image in images:
-        table = np.ma.filled(np.ma.asarray(image.get_array(), dtype=float), np.nan)
-        colorbar = getattr(image, "colorbar", None)
-        label = f", colour: {colorbar.ax.get_ylabel() or colorbar.ax.get_xlabel()}" if colorbar is not None else ""
-        shape = "x".join(str(n) for n in table.shape[:2])
-        values = f" from {_span(table)}" if numbers else ""
-        parts.append(f"an image of {shape} values{values}{label}")
-    if not images:
-        parts += [_axis(ax, "x", numbers), _axis(ax, "y", numbers)]
-    else:
-        parts += [f"x: {ax.get_xlabel() or 'unlabelled'}", f"y: {ax.get_ylabel() or 'unlabelled'}"]
-    series = []
-    lines = [line for line in ax.get_lines() if line.get_visible() and not _is_reference_line(line)]
-    named = [line for line in lines if not line.get_label().startswith("_")]
-    if numbers:
-        series += [text for text in map(_line, named) if text]
-    else:
-        series += [line.get_label() for line in named if _line(line)]
-    if len(lines) > len(named):
-        series.append(f"{len(lines) - len(named)} unlabelled line(s)")
-    for container in ax.containers:
-        if isinstance(container, BarContainer) and container.patches:
-            horizontal = getattr(container, "orientation", "vertical") == "horizontal"
-            heights = [patch.get_width() if horizontal else patch.get_height() for patch in container.patches]
-            label = container.get_label()
-            name = "bars" if not label or label.startswith("_") else label
-            values = ", ".join(number(h) for h in heights[:12]) + (", ..." if len(heights) > 12 else "")
-            series.append(f"{name}: {values}" if numbers else f"{name}: {len(heights)} bars")
-    unnamed = 0
-    for collection in ax.collections:
-        if isinstance(collection, PathCollection) and collection.get_visible():
-            points = len(collection.get_offsets())
-            label = collection.get_label()
-            if not label or label.startswith("_"):
-                unnamed += points
-            elif points:
-                series.append(f"{label}: {points} scattered points")
-    if unnamed:
-        series.append(f"{unnamed} scattered points")
-    if len(series) > MAX_SERIES:
-        series = series[:MAX_SERIES] + [f"and {len(series) - MAX_SERIES} more series"]
-    parts += series
-    texts = [t.get_text().strip() for t in ax.texts if t.get_visible() and t.get_text().strip()]
-    if texts:
-        parts.append("labels: " + "; ".join(texts[:MAX_SERIES]))
-    return ", ".join(parts)
-
-
-def describe(figure, *, numbers=True):
-    """What a figure plots, as one paragraph, read from its artists (titles, axes, series, images, bars, texts).
-
-    numbers=False leaves out the values read from the data (ranges, peaks, bar heights): for a figure of a
-    live training run, whose last digits differ from one CPU to the next (nbval compares the alt text).
-    """
-    if not isinstance(figure, Figure):
-        raise TypeError(f"figure must be a matplotlib Figure, got {type(figure).__name__}")
-    panels = [_panel(ax, numbers) for ax in figure.axes if ax.get_visible()]
-    panels = [panel for panel in panels if panel]
-    title = figure.get_suptitle().strip()
-    head = f"Figure '{title}'" if title else "Figure"
-    if len(panels) == 1:
-        text = f"{head}: {panels[0]}."
-    else:
-        text = f"{head} with {len(panels)} panels. " + " ".join(f"({i}) {p}." for i, p in enumerate(panels, start=1))
-    return " ".join(text.split())  # one line: titles and labels may hold line breaks
+def caption_text(finding):
+    """The finding as a caption: stripped, ending with a full stop ("" stays "")."""
+    if not isinstance(finding, str):
+        raise TypeError(f"finding must be a string, got {type(finding).__name__}")
+    finding = " ".join(finding.split())
+    return finding if not finding or finding[-1] in ".!?" else finding + "."
 
 
 def alt_text(figure, finding="", *, numbers=True):
-    """The alt text of a figure: the finding (what it shows, said by the notebook) first, then `describe`."""
-    if not isinstance(finding, str):
-        raise TypeError(f"finding must be a string, got {type(finding).__name__}")
-    finding = finding.strip()
-    if finding and not finding.endswith("."):
-        finding += "."
-    return f"{finding} {describe(figure, numbers=numbers)}".strip()
+    """The whole figure in text (for a terminal, or a page without the caption): the finding, then `describe`."""
+    return f"{caption_text(finding)} {describe(figure, numbers=numbers)}".strip()
 
 
 def img_html(png, alt, width, height):
@@ -185,34 +82,71 @@ def img_html(png, alt, width, height):
     )
 
 
-class Described:
-    """A rendered figure and its alt text; shown as an <img alt=...> (text/html), or the alt text alone."""
+# The output's own text colour (`inherit`): the book's theme greys captions, which in its dark mode sits on the
+# light background MyST-NB gives HTML outputs (1.7:1); inherited, it is the output's text colour (10:1).
+_CAPTION_STYLE = "margin-top: 0.3em; text-align: left; color: inherit"
 
-    def __init__(self, figure, alt):
+
+def figure_html(png, alt, width, height, caption=""):
+    """The <img> (`img_html`) with `caption` shown under it, as <figure> and <figcaption>; a bare <img> without one.
+
+    The figure is at most as wide as the image, so the caption wraps under it; both shrink with a narrow page.
+    Colours and fonts are the page's own (JupyterLab's and the book's themes, light or dark).
+    """
+    image = img_html(png, alt, width, height)
+    if not isinstance(caption, str):
+        raise TypeError(f"caption must be a string, got {type(caption).__name__}")
+    if not caption.strip():
+        return image
+    return (
+        f'<figure class="pe-figure" style="margin: 0 0 0.5em; max-width: {round(width)}px">{image}'
+        f'<figcaption style="{_CAPTION_STYLE}">{html.escape(caption)}</figcaption></figure>'
+    )
+
+
+class Described:
+    """A rendered figure, its alt text and its caption; shown as <figure> with <img alt> and <figcaption>."""
+
+    def __init__(self, figure, alt, caption=""):
         buffer = io.BytesIO()
         figure.savefig(buffer, format="png", dpi=figure.dpi, bbox_inches="tight")  # as the inline backend does
         self.png = buffer.getvalue()
-        self.alt = alt
+        self.alt, self.caption = alt, caption
         self.width, self.height = struct.unpack(">II", self.png[16:24])  # the PNG's header: shown at 1 px per px
 
     def _repr_mimebundle_(self, **kwargs):
-        return {"text/html": img_html(self.png, self.alt, self.width, self.height), "text/plain": self.alt}
+        text = f"{self.caption} {self.alt}".strip()
+        return {"text/html": figure_html(self.png, self.alt, self.width, self.height, self.caption), "text/plain": text}
 
 
-def show(figure=None, *, finding="", numbers=True):
-    """Display `figure` (default: the current one) with its alt text, then close it; ends a plot cell.
+def show(figure=None, *, finding="", numbers=True, quotes=()):
+    """Display `figure` (default: the current one) with the finding as its caption, then close it; ends a plot cell.
 
-    finding: what the figure shows, with the numbers the notebook computed for it, e.g.
-    f"learned rows past the training length stay at their initial values ({number(change)})".
+    finding: what the figure shows, with the numbers the notebook computed for it, named by what they are
+    (not by colour), e.g. f"learned rows past the training length stay at their initial values ({number(change)})".
     numbers=False: the alt text leaves out the values read from the data (see `describe`).
-    The figure's colours are checked first (`colours.figure_problems`): a problem is a warning,
-    which nbval and the notebooks' hygiene check catch as stderr.
+    quotes: numbers the finding claims, recomputed by the cell (a sequence, or a mapping {what: value}); each
+    must be printed in the finding (`check_quotes`), else ValueError. Read a series back from the figure
+    with `drawn_values(figure, label)` to check the finding against what is drawn.
+    Warnings (caught by nbval and the hygiene check as stderr): the figure's colours (`colours.figure_problems`),
+    and a finding that names a colour or a drawing style or quotes code (`finding_problems`).
     """
     if figure is None:
         figure = plt.gcf()
+    caption = caption_text(finding)
+    try:
+        problems = check_quotes(caption, quotes)
+    except (TypeError, ValueError):
+        plt.close(figure)  # not shown again, without its alt text, by the inline backend
+        raise
+    if problems:
+        plt.close(figure)
+        raise ValueError("finding: " + "; ".join(problems) + f". The finding: {caption!r}")
     for problem in figure_problems(figure):
         warnings.warn(f"figure colours: {problem}", stacklevel=2)
-    described = Described(figure, alt_text(figure, finding, numbers=numbers))
+    for problem in finding_problems(caption):
+        warnings.warn(f"finding {problem}", stacklevel=2)
+    described = Described(figure, describe(figure, numbers=numbers), caption)
     plt.close(figure)  # shown once, through the <img>, not again by the inline backend
     from IPython.display import display
 

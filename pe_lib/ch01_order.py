@@ -160,6 +160,8 @@ class OrderExplorer(Explorer):
     w_v: (d_model, d_v). `state` holds the numbers behind the current figure.
     """
 
+    UNCHANGED = 1e-6  # an output change this small is rounding (it reads "< 1e-06"): the output did not change
+
     def __init__(
         self, embeddings=None, w_q=None, w_k=None, w_v=None, *, sentences=None, max_words=8, rotate=2, pe_strength=0.0
     ):
@@ -338,8 +340,9 @@ class OrderExplorer(Explorer):
 
     def finding(self):
         state, values = self.state, self.values()
+        shift = state["shift"]
         rotate, strength = values["rotate"] % len(state["words"]), values["pe_strength"]
-        largest = measured(state["shift"].max())
+        largest = measured(shift.max())
         sentence = " ".join(state["shown"])
         if rotate == 0:
             return f"'{sentence}', not reordered: no word's output changes (largest change {largest})"
@@ -348,10 +351,15 @@ class OrderExplorer(Explorer):
                 f"'{sentence}' (rotated by {rotate}) without positions: the attention weights move with the words "
                 f"and no word's output changes (largest change {largest})"
             )
-        return (
-            f"'{sentence}' (rotated by {rotate}) with {strength:.2f} x PE: the words' outputs change "
-            f"(largest change {largest})"
-        )
+        # A word whose output moved by no more than rounding has not changed (e.g. "the the the", rotated).
+        changed = int(np.sum(shift > self.UNCHANGED))
+        if changed == shift.size:
+            moved = f"every word's output changes (smallest change {measured(shift.min())}, largest {largest})"
+        elif changed == 0:
+            moved = f"no word's output changes (largest change {largest})"
+        else:
+            moved = f"{changed} of {shift.size} words' outputs change (largest change {largest})"
+        return f"'{sentence}' (rotated by {rotate}) with PE strength {strength:.2f}: {moved}"
 
     def animated_artists(self):
         # pe_strength changes only the weights, the middle title, the bars and the note.

@@ -3,7 +3,7 @@
 import numpy as np
 
 from . import attention, encodings
-from .grading import Feedback, as_numbers, describe, hint_level, run_safely, with_hints
+from .grading import Feedback, as_numbers, describe, graded, run_safely
 
 _PERMUTATION_HINTS = (
     "Row i of P @ x is the sum over j of P[i, j] * x[j]. Which single row of x should row i of the "
@@ -22,8 +22,7 @@ def check_permutation_matrix(permutation_matrix, *, hint=0):
     3-cycles are used, so the transpose (which undoes the permutation) is caught.
     hint: 0 for the verdict alone, 1..3 for more and more direct hints (3: the formula).
     """
-    shown = hint_level(hint, _PERMUTATION_HINTS)
-    return with_hints(_check_permutation_matrix(permutation_matrix), _PERMUTATION_HINTS, shown)
+    return graded("permutation matrix", _check_permutation_matrix, permutation_matrix, _PERMUTATION_HINTS, hint)
 
 
 def _check_permutation_matrix(permutation_matrix):
@@ -85,10 +84,15 @@ def _equivariance_cases():
     """(x, cases) for check_equivariance_test; each case: (name, function, x, order, expected answer, why).
 
     Fixed inputs: x of shape (5, 4), and a second of shape (7, 3) for a test written for 5 rows.
-    Besides clear cases, near misses a partial test lets through: off by 0.01 or by 1e-4 (a
-    loose tolerance), right in row 0 only, wrong in one entry of two rows in other columns (a
-    test of one row or one column), each row turned or its entries rolled by its place (norms
-    and row sums unchanged), wrong only in rows 5 and 6.
+    Besides clear cases, near misses a partial test lets through, each wrong in a way one summary of
+    the rows hides: off by 0.01, or by 5e-6 to 4e-5 on values of size 1 to 1.3 (a tolerance of 3e-5
+    or more, absolute or relative, or a rounding to 1-4 decimals), right in row 0 only, wrong in one
+    entry of two rows (a test of one row, one column, a few entries or every other row), wrong in
+    row 0 or in the last row only (a loop or slice off by one), wrong only in rows 5 and 6 (a test
+    written for 5 rows); each row turned or its entries
+    rolled by its place (norms, row sums), rows at odd places negated (squares, absolute values),
+    each row scaled by its place (unit rows, cosines), every row turned by one angle or moved by one
+    vector set by the row at place 0 (dot products, Gram matrices, pairwise distances).
     """
     rng = np.random.default_rng(2024)
     n, d = 5, 4
@@ -110,8 +114,18 @@ def _equivariance_cases():
     def mean_everywhere(x):
         return np.repeat(x.mean(axis=0, keepdims=True), len(x), axis=0)
 
+    def place(x):  # each row's place, as a column
+        return np.arange(len(x), dtype=np.float64)[:, None]
+
     def ramp(scale):  # adds scale x the row's place
-        return lambda x: x + scale * np.arange(len(x))[:, None]
+        return lambda x: x + scale * place(x)
+
+    def ones_and_ramp(x):  # values +-1, 1.1, 1.2 or 1.3 (far from every boundary of a rounding to 1-4 decimals)
+        # plus 2e-5 x the distance from the middle place (at most 4e-5: no rounding to 4 decimals moves them),
+        # unevenly across the columns. Shuffled by a 3-cycle, every row is off by 5e-6 to 4e-5, and so are its
+        # length, direction, dot products and distances: only a loose tolerance or a coarse rounding hides it
+        size = 1.0 + np.clip(np.floor(4.0 * np.abs(x)), 0.0, 3.0) / 10.0
+        return np.sign(x) * size + 2e-5 * (place(x) - place(x).mean()) * np.linspace(1.0, 0.25, x.shape[1])
 
     def nudge(row, column):  # changes one entry of the row at one place
         def nudged(x):
@@ -127,8 +141,32 @@ def _equivariance_cases():
     def roll_by_place(x):  # each row keeps its entries (and their sum) in another order, set by its place
         return np.stack([np.roll(row, p) for p, row in enumerate(x)])
 
+    def negate_odd_places(x):  # every entry keeps its size (square, absolute value); odd places flip sign
+        return x * (-1.0) ** place(x)
+
+    def scale_by_place(x):  # each row keeps its direction (unit row, cosines) but grows with its place
+        return x * (1.0 + place(x))
+
+    def turn_by_first_row(x):  # one rotation for all rows, set by what sits at place 0: dot products all kept
+        return x @ encodings.relative_rotation(3.0 * x[0, 0], x.shape[1])
+
+    def move_by_first_row(x):  # one shift for all rows, by what sits at place 0: pairwise distances kept
+        return x + x[0]
+
+    def special_word(place, sentence):  # the row at `place` is pulled away from the sentence's own word there:
+        # unchanged for the sentence as given, so a shuffle makes the output wrong at that one place only (every
+        # other near miss is wrong in two rows or more); a test that skips that row says True
+        def pulled(y):
+            z = y.copy()
+            z[place] += 0.5 * (y[place] - sentence[place])
+            return z
+
+        return pulled
+
     cycle, swap, keeps_first = [2, 0, 1, 4, 3], [1, 0, 2, 3, 4], [0, 2, 1, 4, 3]
+    odd_places = [0, 3, 2, 1, 4]  # swaps places 1 and 3: a change at place 1 shows in rows 1 and 3 only
     cycle7, last_two = [3, 0, 6, 1, 5, 2, 4], [0, 1, 2, 3, 4, 6, 5]
+    # fmt: off
     return x, [
         ("self-attention", attend, x, cycle, True, "shuffling the words shuffles its output rows the same way"),
         ("self-attention (a swap)", attend, x, swap, True, "shuffling the words shuffles its output rows"),
@@ -139,18 +177,34 @@ def _equivariance_cases():
         ("a running sum (like an RNN)", lambda x: np.cumsum(x, axis=0), x, cycle, False, "each row sums its prefix"),
         ("row reversal", lambda x: x[::-1], x, cycle, False, "it moves rows by where they are, not what they hold"),
         ("adding 0.01 x the row's place", ramp(0.01), x, cycle, False, "the added 0.01 x place stays with the places"),
-        ("adding 1e-4 x the row's place", ramp(1e-4), x, cycle, False, "the added 1e-4 x place stays with the places"),
+        ("signs plus 2e-5 x the row's place", ones_and_ramp, x, cycle, False, "the added 2e-5 x place stays put"),
         ("adding the row's place, order keeping row 0", ramp(1.0), x, keeps_first, False, "only row 0 stays put"),
         ("changing one entry of the first row", nudge(0, 0), x, cycle, False, "the change stays at place 0"),
         ("changing one entry of the fourth row", nudge(3, 2), x, cycle, False, "the change stays at place 3"),
+        ("changing one entry of the third row", nudge(2, 1), x, cycle, False, "the change stays at place 2"),
+        ("changing one entry of the second row", nudge(1, 3), x, cycle, False, "the change stays at place 1"),
         ("turning each row by its place", turn_by_place, x, cycle, False, "the angle goes with the place, not the row"),
         ("rolling each row by its place", roll_by_place, x, cycle, False, "the roll goes with the place, not the row"),
+        ("negating the rows at odd places", negate_odd_places, x, cycle, False, "the sign goes with the place"),
+        ("scaling each row by 1 + its place", scale_by_place, x, cycle, False, "the scale goes with the place"),
+        ("turning every row by an angle set by row 0", turn_by_first_row, x, cycle, False,
+         "the angle comes from whichever row sits at place 0"),
+        ("adding row 0 to every row", move_by_first_row, x, cycle, False, "the shift is whichever row sits at place 0"),
         ("changing the row at place 5 of 7", nudge(5, 1), x7, last_two, False, "the change stays at place 5"),
+        ("changing one entry of the second row, places 1 and 3 swapped", nudge(1, 0), x, odd_places, False,
+         "the change stays at place 1"),
+        ("changing row 0 unless it holds the first word", special_word(0, x), x, cycle, False,
+         "whatever comes to place 0 is changed"),
+        ("changing the last row unless it holds the last word", special_word(4, x), x, cycle, False,
+         "whatever comes to the last place is changed"),
     ]
+    # fmt: on
 
 
 # The near misses a test that looks right on the clear cases lets through: (symptom, own hint tiers), in the
-# order they are named (a loose tolerance also passes the nudges; name it first).
+# order they are named (a loose tolerance also passes the nudges; name it first; norms before squares, dot
+# products before distances: the first one a test passes names what it compares).
+_COMPARE_ENTRIES = "Compare the rows themselves, every entry: np.allclose on the two whole arrays."
 _NEAR_MISSES = {
     "adding 0.01 x the row's place": (
         "your test passed a function that is off by 0.01 to 0.02: its tolerance is too loose",
@@ -160,12 +214,14 @@ _NEAR_MISSES = {
             "np.allclose with its default tolerances forgives rounding and still catches 0.01.",
         ),
     ),
-    "adding 1e-4 x the row's place": (
-        "your test passed a function that is off by 1e-4 to 2e-4: its tolerance is too loose",
+    "signs plus 2e-5 x the row's place": (
+        "your test passed a function that is off by 5e-6 to 4e-5 in every row, on values of size 1 to 1.3: its "
+        "tolerance is too loose (absolute or relative, or a rounding to 4 decimals or fewer)",
         (
-            "Rounding makes differences of about 1e-16; a real difference here is 1e-4. Which tolerance "
+            "Rounding makes differences of about 1e-16; a real difference here is 2e-5 in every row. Which tolerance "
             "tells those apart?",
-            "np.allclose with its default tolerances forgives rounding and still catches 1e-4.",
+            "np.allclose with its default tolerances (rtol=1e-5, atol=1e-8) forgives rounding and still catches "
+            "4e-5 on values of size 1.3; atol=1e-4 (or rounding to 4 decimals) does not.",
         ),
     ),
     "adding the row's place, order keeping row 0": (
@@ -180,18 +236,55 @@ _NEAR_MISSES = {
         "(lengths) is not enough",
         (
             "Two vectors of the same length can point different ways. What must you compare to tell them apart?",
-            "Compare the rows themselves, every entry, not their norms.",
+            _COMPARE_ENTRIES,
         ),
     ),
     "rolling each row by its place": (
         "your test passed a function that keeps each row's entries but puts them in another order: comparing "
-        "sums (or norms) is not enough",
+        "sums (or norms, or sorted entries) is not enough",
         (
             "Two rows with the same sum can still differ. What must you compare to tell them apart?",
-            "Compare the rows themselves, every entry, not their sums.",
+            _COMPARE_ENTRIES,
+        ),
+    ),
+    "negating the rows at odd places": (
+        "your test passed a function that flips the sign of the rows at odd places: comparing squares or "
+        "absolute values is not enough",
+        ("Does squaring (or abs) keep the sign of a number?", _COMPARE_ENTRIES),
+    ),
+    "scaling each row by 1 + its place": (
+        "your test passed a function that scales each row by its place: comparing unit rows (directions, "
+        "cosines) is not enough",
+        ("Two rows that point the same way can have different lengths. What must you compare?", _COMPARE_ENTRIES),
+    ),
+    "turning every row by an angle set by row 0": (
+        "your test passed a function that turns every row by one angle set by the row at place 0: it keeps "
+        "every length, angle, dot product and distance between rows, so comparing those (a Gram matrix, "
+        "cosines, pairwise distances) is not enough",
+        (
+            "Turn a whole picture: do the distances inside it change? Do the points stay where they were?",
+            _COMPARE_ENTRIES,
+        ),
+    ),
+    "adding row 0 to every row": (
+        "your test passed a function that moves every row by the row at place 0: it keeps the distances "
+        "between rows, so comparing pairwise distances is not enough",
+        (
+            "Move a whole picture: do the distances inside it change? Do the points stay where they were?",
+            _COMPARE_ENTRIES,
         ),
     ),
     "changing one entry of the first row": (
+        "your test passed a function that is wrong in one entry of two rows: does it compare every row and "
+        "every column?",
+        ("Which rows and columns does your comparison look at?", "Compare every entry: the two whole arrays."),
+    ),
+    "changing one entry of the third row": (
+        "your test passed a function that is wrong in one entry of two rows: does it compare every row and "
+        "every column?",
+        ("Which rows and columns does your comparison look at?", "Compare every entry: the two whole arrays."),
+    ),
+    "changing one entry of the second row": (
         "your test passed a function that is wrong in one entry of two rows: does it compare every row and "
         "every column?",
         ("Which rows and columns does your comparison look at?", "Compare every entry: the two whole arrays."),
@@ -200,6 +293,20 @@ _NEAR_MISSES = {
         "your test passed a function that is wrong in one entry of two rows: does it compare every row and "
         "every column?",
         ("Which rows and columns does your comparison look at?", "Compare every entry: the two whole arrays."),
+    ),
+    "changing one entry of the second row, places 1 and 3 swapped": (
+        "your test passed a function that is wrong in rows 1 and 3 only: does it compare every row?",
+        ("Which rows does your comparison look at?", "Compare every entry: the two whole arrays."),
+    ),
+    "changing row 0 unless it holds the first word": (
+        "your test passed a function that is wrong in row 0 only: does it skip the first row (range(1, n), "
+        "or a slice from 1)?",
+        ("Which index does your loop or slice start from?", "Compare the two whole arrays: no loop, no slice."),
+    ),
+    "changing the last row unless it holds the last word": (
+        "your test passed a function that is wrong in the last row only: does it stop one row early "
+        "(range(n - 1), or a slice to -1)?",
+        ("Which index does your loop or slice stop at?", "Compare the two whole arrays: no loop, no slice."),
     ),
     "changing the row at place 5 of 7": (
         "your test passed a function that is wrong only in rows 5 and 6 of a 7-row input: does it look at "
@@ -227,8 +334,7 @@ def check_equivariance_test(is_permutation_equivariant, *, hint=0):
     instead, permuting the other way, and comparing floats with ==.
     hint: 0 for the verdict alone, 1..3 for more and more direct hints (3: the formula).
     """
-    shown = hint_level(hint, _EQUIVARIANCE_HINTS)
-    return with_hints(_check_equivariance_test(is_permutation_equivariant), _EQUIVARIANCE_HINTS, shown)
+    return graded("equivariance test", _check_equivariance_test, is_permutation_equivariant, _EQUIVARIANCE_HINTS, hint)
 
 
 def _check_equivariance_test(is_permutation_equivariant):
@@ -268,8 +374,10 @@ def _check_equivariance_test(is_permutation_equivariant):
             exercise,
             True,
             "your test says True for self-attention (5 and 7 words), tanh and a copied mean, and False for "
-            "attention with positions, a running sum, row reversal and eight near misses (off by 0.01 or by "
-            "1e-4, right in row 0 only, wrong in one entry, in rows 5-6 of 7 only, right in length or sum only)",
+            "attention with positions, a running sum, row reversal and seventeen near misses (off by 0.01 or by "
+            "4e-5, right in row 0 only, wrong in one entry, in the first or last row only, in rows 5-6 of 7 "
+            "only, right in length, sum, "
+            "sign-free size, direction, dot products or distances only)",
         )
     said = dict(zip((case[0] for case in cases), answers, strict=True))
     invariance = not said["self-attention"] and not said["self-attention (a swap)"] and not said["np.tanh"]

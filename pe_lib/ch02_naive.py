@@ -11,7 +11,7 @@ from . import _validate, analysis, encodings
 from .accessible import number
 from .explorer import Explorer
 from .figures import COLOURS, floats, new_axes, style_figsize
-from .grading import Feedback, as_numbers, describe, hint_level, run_safely, with_hints
+from .grading import Feedback, as_numbers, describe, graded, run_safely
 
 # Notebook 02's colours (figures.COLOURS): the sinusoid in its blue; the naive encodings, each of which fails a
 # requirement, in the red of what goes wrong; word vectors as the grey reference. Where several series share a
@@ -234,8 +234,8 @@ class NaiveEncodingExplorer(Explorer):
         offset_alone = "the offset alone decides the similarity" if spread == "0" else "the position matters too"
         return (
             f"The {encoding} table of {length} positions holds values from {number(self.table.min())} to "
-            f"{number(self.table.max())}; PE(p) . PE(p+k) / d_model varies over p by up to {spread} at one offset "
-            f"({offset_alone})"
+            f"{number(self.table.max())}; the similarity of two positions k apart, PE(p) · PE(p+k) / d_model, varies "
+            f"over p by up to {spread} at one offset ({offset_alone})"
         )
 
     def animated_artists(self):
@@ -326,8 +326,7 @@ def check_binary_encoding(binary_encoding, *, hint=0):
     Also: n = 2**d_model positions still fit; n > 2**d_model must raise ValueError.
     hint: 0 for the verdict alone, 1..3 for more and more direct hints (3: the formula).
     """
-    shown = hint_level(hint, _BINARY_HINTS)
-    return with_hints(_check_binary_encoding(binary_encoding), _BINARY_HINTS, shown)
+    return graded("binary_encoding", _check_binary_encoding, binary_encoding, _BINARY_HINTS, hint)
 
 
 def _check_binary_encoding(binary_encoding):
@@ -390,8 +389,7 @@ def check_bit_flips(bit_flips, *, hint=0):
 
     hint: 0 for the verdict alone, 1..3 for more and more direct hints (3: the formula).
     """
-    shown = hint_level(hint, _BIT_FLIPS_HINTS)
-    return with_hints(_check_bit_flips(bit_flips), _BIT_FLIPS_HINTS, shown)
+    return graded("bit_flips", _check_bit_flips, bit_flips, _BIT_FLIPS_HINTS, hint)
 
 
 def _check_bit_flips(bit_flips):

@@ -182,8 +182,8 @@ class CollisionExplorer(Explorer):
     """Why 10000? The encoding table and the distances from one row to every other, per base and d_model.
 
     Left: the table of positions 0..n-1. Right: ||PE(position) - PE(q)|| for every q, with the
-    distance between neighbouring rows dashed. Red dots are collisions: rows at least `gap`
-    positions away that are closer than a neighbour. After each update, `collisions` holds
+    distance between neighbouring rows dashed. Dots (in the problem colour) are collisions: rows at
+    least `gap` positions away that are closer than a neighbour. After each update, `collisions` holds
     their positions and `longest_wavelength` the slowest pair's wavelength.
     """
 
@@ -215,9 +215,14 @@ class CollisionExplorer(Explorer):
         self._left.set(title="the table", xlabel="dimension", ylabel="position", yticks=np.arange(0, self.n, 512))
         self._left.locator_params(axis="x", nbins=4, integer=True)
         self._left.grid(False)
-        (self._curve,) = right.plot(np.arange(self.n), np.zeros(self.n), lw=0.8, color=COLOURS["sinusoidal"])
-        self._neighbour = right.axhline(1.0, color=COLOURS["reference"], ls="--", lw=1)  # the neighbours' distance
-        (self._hits,) = right.plot([], [], "o", color=COLOURS["problem"], ms=4)  # collisions
+        # Labelled for the figure's description (the alt text); no legend: text is most of the cost of a render.
+        (self._curve,) = right.plot(
+            np.arange(self.n), np.zeros(self.n), lw=0.8, color=COLOURS["sinusoidal"], label="distance to each row"
+        )
+        self._neighbour = right.axhline(  # the neighbours' distance
+            1.0, color=COLOURS["reference"], ls="--", lw=1, label="distance between neighbouring rows"
+        )
+        (self._hits,) = right.plot([], [], "o", color=COLOURS["problem"], ms=4, label="collisions")
         self._here = right.axvline(position, color=COLOURS["reference"], lw=1)
         right.set(xlim=(0, self.n - 1), xlabel="other position q", ylabel="‖PE(position) − PE(q)‖")
         right.locator_params(axis="y", nbins=4)
@@ -253,7 +258,7 @@ class CollisionExplorer(Explorer):
         nearest = np.flatnonzero(far)[np.argmin(distance[far])]
         self._right.set_title(
             f"base {base:g}, d_model {d_model}: slowest wavelength {self.longest_wavelength:,.0f}\n"
-            f"collisions (red): {self.collisions.size}; nearest far row: q={nearest} at {distance[nearest]:.2f}",
+            f"collisions (dots): {self.collisions.size}; nearest far row: q={nearest} at {distance[nearest]:.2f}",
             fontsize="medium",  # the read-out of this explorer: as large as its other text
         )
         self._shown = (base, d_model, position, nearest, float(distance[nearest]), neighbour)
@@ -261,12 +266,12 @@ class CollisionExplorer(Explorer):
 
     def finding(self):
         base, d_model, position, nearest, distance, neighbour = self._shown
+        count = self.collisions.size
+        rows = f"{count} row is" if count == 1 else f"{count} rows are"
         return (
-            f"Base {base:g}, d_model {d_model}: {self.collisions.size} row{'' if self.collisions.size == 1 else 's'} "
-            f"at least {self.gap} positions from "
-            f"{position} are closer to it than neighbouring rows are to each other ({number(neighbour)}); the nearest "
-            f"far row is {nearest}, at {number(distance)}; the slowest pair's wavelength is "
-            f"{self.longest_wavelength:,.0f} positions"
+            f"Base {base:g}, d_model {d_model}: {rows} at least {self.gap} positions from {position} and yet closer to "
+            f"it than neighbouring rows are to each other ({number(neighbour)}); the nearest far row is {nearest}, at "
+            f"{number(distance)}; the slowest pair's wavelength is {self.longest_wavelength:,.0f} positions"
         )
 
     def animated_artists(self):

@@ -5,7 +5,7 @@ layout, and tensor2tensor's timing signal.
 import numpy as np
 
 from . import encodings
-from .grading import Feedback, allowed_error, as_numbers, describe, hint_level, run_safely, with_hints
+from .grading import Feedback, allowed_error, as_numbers, describe, graded, run_safely
 
 # How far a faithful float32 answer may sit from the reference: its angles (at most about 120 here) are off by
 # about 1e-5; every typical mistake is off by far more. Half precision adds its own rounding (allowed_error).
@@ -155,8 +155,7 @@ def check_chapter_fix(function, *, hint=0):
 
     hint: 0 for the verdict alone, 1..3 for more and more direct hints (3: the corrected line).
     """
-    shown = hint_level(hint, _CHAPTER_HINTS)
-    return with_hints(_check_chapter_fix(function), _CHAPTER_HINTS, shown)
+    return graded("spot the bug", _check_chapter_fix, function, _CHAPTER_HINTS, hint)
 
 
 def _check_chapter_fix(function):
@@ -212,8 +211,7 @@ def check_concatenated_rotation(function, *, hint=0):
 
     hint: 0 for the verdict alone, 1..3 for more and more direct hints (3: the code).
     """
-    shown = hint_level(hint, _ROTATION_HINTS)
-    return with_hints(_check_concatenated_rotation(function), _ROTATION_HINTS, shown)
+    return graded("concatenated rotation", _check_concatenated_rotation, function, _ROTATION_HINTS, hint)
 
 
 def _check_concatenated_rotation(function):
@@ -281,8 +279,9 @@ _TIMING_HINTS = (
     "The d_model/2 rates form a geometric sequence: what are its first and its last term, and how many "
     "equal steps (on a log scale) lie between them?",
     "From 1 for the first pair down to exactly 1/max_timescale for the last: d_model/2 - 1 steps, so "
-    "rate_i = max_timescale ** (-i / (d_model/2 - 1)). The paper divides by d_model/2 instead, and its last "
-    "rate misses 1/max_timescale. Sines of every pair first, then the cosines.",
+    "rate_i = max_timescale ** (-i / max(d_model/2 - 1, 1)) (one pair, d_model = 2, has no step: its rate is 1). "
+    "The paper divides by d_model/2 instead, and its last rate misses 1/max_timescale. Sines of every pair "
+    "first, then the cosines.",
     "In NumPy:\n"
     "    pairs = d_model // 2\n"
     "    rates = max_timescale ** (-np.arange(pairs) / max(pairs - 1, 1))\n"
@@ -291,19 +290,26 @@ _TIMING_HINTS = (
 )
 
 
+_ONE_PAIR = ("With d_model = 2 there is one pair. Which rate does it get, and what does your formula divide by there?",)
+
+
 def check_timing_signal(function, *, hint=0):
     """Grade `function(n, d_model, max_timescale=1e4) -> (n, d_model)`, tensor2tensor's variant (even d_model).
 
     hint: 0 for the verdict alone, 1..3 for more and more direct hints (3: the code).
     """
-    shown = hint_level(hint, _TIMING_HINTS)
-    return with_hints(_check_timing_signal(function), _TIMING_HINTS, shown)
+    return graded("timing signal", _check_timing_signal, function, _TIMING_HINTS, hint)
 
 
 def _check_timing_signal(function):
     exercise = "timing signal"
-    for n, d_model, max_timescale in ((50, 16, 1e4), (9, 6, 1e4), (1, 4, 1e4), (120, 8, 100.0), (97, 64, 1e4)):
+    # d_model = 2 last: one pair, no step between rates (d_model/2 - 1 = 0; tensor2tensor divides by max(., 1))
+    for n, d_model, max_timescale in ((50, 16, 1e4), (9, 6, 1e4), (1, 4, 1e4), (120, 8, 100.0), (97, 64, 1e4),
+                                      (7, 2, 1e4)):  # fmt: skip
         value, failure = run_safely(exercise, function, n, d_model, max_timescale)
+        if failure is not None and d_model == 2 and "ZeroDivisionError" in failure.message:
+            return Feedback(exercise, False, f"for d_model = 2 (one pair, so d_model/2 - 1 = 0) {failure.message}",
+                            _ONE_PAIR)  # fmt: skip
         if failure is not None:
             return failure
         table, positions = as_numbers(value), np.arange(n)
@@ -312,6 +318,14 @@ def _check_timing_signal(function):
             got = describe(value) if table is None else f"shape {table.shape}"
             return Feedback(exercise, False, f"{where} must return shape ({n}, {d_model}), got {got}")
         if not np.isfinite(table).all():
+            if d_model == 2:
+                return Feedback(
+                    exercise,
+                    False,
+                    f"{where} returned NaN or infinite values: with one pair there is no step between a first and "
+                    "a last rate (d_model/2 - 1 = 0), and 0 / 0 is NaN",
+                    _ONE_PAIR,
+                )
             return Feedback(exercise, False, f"{where} returned NaN or infinite values")
         reference = _timing_signal(positions, d_model, max_timescale)
         if _near(value, table, reference):

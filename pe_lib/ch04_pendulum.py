@@ -12,7 +12,7 @@ from . import _validate, analysis, attention, encodings
 from .accessible import number
 from .explorer import Explorer
 from .figures import COLOURS, freeze_layout, new_axes, style_figsize
-from .grading import Feedback, allowed_error, as_numbers, describe, hint_level, run_safely, with_hints
+from .grading import Feedback, allowed_error, as_numbers, describe, graded, run_safely
 
 
 def _short(number):
@@ -204,8 +204,9 @@ class PendulumExplorer(Explorer):
     def finding(self):
         turns = self._position * self._artists["weights"] / (2 * np.pi)
         return (
-            f"At position {self._position} pair 0 has turned {turns[0]:.2f} times and pair {turns.size - 1} "
-            f"{turns[-1]:.4f} times; the bars are PE({self._position}), each pair's sin and cos"
+            f"At position {self._position} the fastest pendulum (pair 0) has turned {turns[0]:.2f} times and the "
+            f"slowest (pair {turns.size - 1}) {turns[-1]:.4f} times; the bars are PE({self._position}): for each pair "
+            "its sin column, then its cos column"
         )
 
     def animated_artists(self):
@@ -368,8 +369,7 @@ def check_offset_similarity(learner_function, *, hint=0):
     The reference is the dot product of two rows of pe_lib.sinusoidal_encoding.
     hint: 0 for the verdict alone, 1..3 for more and more direct hints (3: the formula).
     """
-    shown = hint_level(hint, _OFFSET_HINTS)
-    return with_hints(_check_offset_similarity(learner_function), _OFFSET_HINTS, shown)
+    return graded("offset similarity", _check_offset_similarity, learner_function, _OFFSET_HINTS, hint)
 
 
 def _check_offset_similarity(learner_function):
@@ -417,8 +417,7 @@ def check_look_back(learner_function, *, hint=0):
     it must be largest at q = p - k: a head that looks k positions back.
     hint: 0 for the verdict alone, 1..3 for more and more direct hints (3: the formula).
     """
-    shown = hint_level(hint, _LOOK_BACK_HINTS)
-    return with_hints(_check_look_back(learner_function), _LOOK_BACK_HINTS, shown)
+    return graded("look back", _check_look_back, learner_function, _LOOK_BACK_HINTS, hint)
 
 
 def _check_look_back(learner_function):

@@ -8,7 +8,7 @@ import numpy as np
 import torch
 
 from . import analysis, encodings, experiments
-from .grading import Feedback, as_numbers, describe, hint_level, run_safely, with_hints
+from .grading import Feedback, as_numbers, describe, graded, run_safely
 
 
 def _cosine_matrix(table, axis=1):
@@ -101,8 +101,7 @@ def check_similarity_by_offset(learner_function, *, hint=0):
     The reference is pe_lib.analysis.similarity_by_offset.
     hint: 0 for the verdict alone, 1..3 for more and more direct hints (3: the formula).
     """
-    shown = hint_level(hint, _SIMILARITY_HINTS)
-    return with_hints(_check_similarity_by_offset(learner_function), _SIMILARITY_HINTS, shown)
+    return graded("similarity by offset", _check_similarity_by_offset, learner_function, _SIMILARITY_HINTS, hint)
 
 
 def _check_similarity_by_offset(learner_function):
@@ -127,7 +126,8 @@ def _check_similarity_by_offset(learner_function):
             return Feedback(
                 exercise, False, f"got one number; for a table of {n} rows return {n} values, one per offset"
             )
-        result = result.reshape(-1) if result.size == result.shape[0] else result
+        # n numbers as a row or a column, (1, n) or (n, 1), are still one value per offset
+        result = result.reshape(-1) if result.size == max(result.shape) else result
         if result.shape == reference.shape and not np.isfinite(result).all():
             return Feedback(exercise, False, f"for a ({n}, {table.shape[1]}) table your values hold inf or nan")
         if result.shape != reference.shape:
@@ -187,8 +187,7 @@ def check_shift_targets(learner_function, *, hint=0):
     loss skips. The reference is pe_lib.experiments.task_targets(tokens, "shift", shift=k).
     hint: 0 for the verdict alone, 1..3 for more and more direct hints (3: the formula).
     """
-    shown = hint_level(hint, _SHIFT_HINTS)
-    return with_hints(_check_shift_targets(learner_function), _SHIFT_HINTS, shown)
+    return graded("shift targets", _check_shift_targets, learner_function, _SHIFT_HINTS, hint)
 
 
 def _check_shift_targets(learner_function):
@@ -206,12 +205,13 @@ def _check_shift_targets(learner_function):
         if result is None or result.shape != reference.shape:
             got = f"got {describe(value)}" if result is None else f"got shape {result.shape}"
             return Feedback(exercise, False, f"return targets of the same shape as the tokens {tuple(shape)}, {got}")
-        if np.array_equal(result, reference) and getattr(value, "dtype", None) != torch.int64:
+        dense_int64 = isinstance(value, torch.Tensor) and value.dtype == torch.int64 and value.layout == torch.strided
+        if np.array_equal(result, reference) and not dense_int64:
             return Feedback(
                 exercise,
                 False,
                 f"your targets hold the right values, but as {describe(value)}: the loss (cross_entropy) takes "
-                "class targets only as a torch tensor of dtype int64 and rejects these",
+                "class targets only as a dense torch tensor of dtype int64 and rejects these",
                 ("Which dtype do the tokens have, and which function makes a tensor of the same dtype and shape?",),
             )
         if np.array_equal(result, reference):

@@ -13,6 +13,7 @@ import numpy as np
 import torch
 
 from . import _validate, analysis, encodings, modules
+from .accessible import number
 from .ch06_pipeline_exercises import check_batch_first_positional, check_embedding_forward  # noqa: F401 (ch06.check_...)
 from .explorer import Explorer
 from .figures import floats, new_axes, style_figsize
@@ -144,6 +145,15 @@ def segment_embeddings(segment_table, position_table, *, title="Segment embeddin
     return fig
 
 
+def _percent(share):
+    """A share as a whole percentage, and "under 1%" or "over 99%" where rounding would say 0% or 100%."""
+    if share < 0.005:
+        return "under 1%"
+    if share >= 0.995:
+        return "over 99%"
+    return f"{share:.0%}"
+
+
 class NormShareExplorer(Explorer):
     """How big the token part and the position part of x = token * scale + PE are.
 
@@ -151,6 +161,18 @@ class NormShareExplorer(Explorer):
     are multiplied by sqrt(d_model). Left: mean norms of both parts. Right: the position's
     share of ||x||^2 across d_model, with the current d_model marked.
     """
+
+    INIT_WORDS = dict(  # analysis.TOKEN_INITS in words, for the finding
+        zip(
+            analysis.TOKEN_INITS,
+            (
+                "drawn from N(0, 1/d) as pe_lib draws them",
+                "drawn from N(0, 1), PyTorch's default for an embedding",
+                "drawn as Xavier's uniform initialisation draws them for a vocabulary of 37,000",
+            ),
+            strict=True,
+        )
+    )
 
     def __init__(self, d_models=(8, 16, 32, 64, 128, 256, 512, 1024), *, d_model=512, positions=64):
         if isinstance(d_models, (str, bytes)) or not hasattr(d_models, "__iter__"):
@@ -179,8 +201,9 @@ class NormShareExplorer(Explorer):
         left.minorticks_off()
         left.set_axisbelow(True)  # grid behind the bars, which are redrawn over a cached background
         self.bar_labels = [left.text(i, 1.0, "", ha="center", va="bottom") for i in (0, 1)]
-        self.curve = right.plot(self.d_models, np.full(len(self.d_models), 0.5), marker="o")[0]
-        self.marker = right.plot([d_model], [0.5], "o", markersize=12, color="C5")[0]
+        # Labelled for the figure's description (the alt text); no legend: the title says the share.
+        self.curve = right.plot(self.d_models, np.full(len(self.d_models), 0.5), marker="o", label="each d_model")[0]
+        self.marker = right.plot([d_model], [0.5], "o", markersize=12, color="C5", label="the chosen d_model")[0]
         right.axhline(0.5, color="grey", linestyle=":", linewidth=1)
         right.set(
             xscale="log",
@@ -222,6 +245,19 @@ class NormShareExplorer(Explorer):
         share = self.share(d_model, init, scale)
         self.marker.set_data([d_model], [share])
         self.title.set_text(f"d_model={d_model}: the position is {100 * share:.0f}% of ||x||^2")
+        self._shown = (d_model, init, scale)
+
+    def finding(self):
+        d_model, init, scale = self._shown
+        token, position = self.norms(d_model, init, scale)
+        shares = [_percent(self.share(d, init, scale)) for d in self.d_models]
+        scaled = "times √d_model" if scale else "not scaled"
+        return (
+            f"d_model {d_model}, token vectors {self.INIT_WORDS[init]}, {scaled}: the mean norm of the token part is "
+            f"{number(token)}, of the position part {number(position)}, so the position is "
+            f"{shares[self.d_models.index(d_model)]} of the input's squared norm (from {shares[0]} at d_model "
+            f"{self.d_models[0]} to {shares[-1]} at d_model {self.d_models[-1]})"
+        )
 
     def animated_artists(self):
         return (*self.bars, *self.bar_labels, self.curve, self.marker, self.title)
@@ -273,6 +309,7 @@ class DropoutExplorer(Explorer):
             title="output against input",
         )
         right.legend(fontsize="small", loc="upper left")
+        self.points.set_label("the entries, input against output")  # for the description; not in the legend
         right.locator_params(nbins=4)  # few tick labels: text is most of the render time
         left.locator_params(axis="x", nbins=4)
         self.title = figure.suptitle("")
@@ -310,9 +347,24 @@ class DropoutExplorer(Explorer):
         self.points.set_offsets(list(zip(self.x.flatten().tolist(), y.flatten().tolist(), strict=True)))
         self.kept_line.set_ydata(self.span / (1 - p))
         self.right.set_ylim(1.1 * self.span / (1 - p))
-        self.dropped_share = 1.0 - float(self.kept(p).float().mean())
+        kept = self.kept(p)
+        self.dropped_share = int((~kept).sum()) / kept.numel()
         self.title.set_text(
             f"p = {p:.2f}: {100 * self.dropped_share:.0f}% of entries dropped, the rest x {1 / (1 - p):.2f}"
+        )
+        self._shown = (p, y, kept)
+
+    def finding(self):
+        p, y, kept = self._shown
+        total, dropped = kept.numel(), int((~kept).sum())
+        if dropped == 0:
+            return f"Dropout p = {p:.2f} in train mode drops none of the {total} entries: the output is the input"
+        nonzero = kept & (self.x != 0)  # a kept entry's scale, output / input, where the input is not 0
+        scale = float((y[nonzero] / self.x[nonzero]).median()) if nonzero.any() else 1 / (1 - p)
+        return (
+            f"Dropout p = {p:.2f} in train mode: {dropped} of the {total} entries "
+            f"({100 * self.dropped_share:.0f}%) are set to 0, the other {total - dropped} are multiplied by "
+            f"{scale:.2f}, that is 1 / (1 - p); in eval mode the output is the input"
         )
 
     def animated_artists(self):

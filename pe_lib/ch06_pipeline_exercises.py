@@ -8,7 +8,7 @@ import numpy as np
 import torch
 
 from . import encodings, modules
-from .grading import Feedback, hint_level, run_safely, with_hints
+from .grading import Feedback, graded, run_safely
 
 
 def _pe_rows(seq_len, d_model, **kwargs):
@@ -33,6 +33,12 @@ def _tensor_problem(out, wanted_shape, what):
     """
     if not isinstance(out, torch.Tensor):
         return f"{what} must return a torch tensor, got {type(out).__name__}"
+    if out.device.type == "meta":
+        return f"{what} returned a tensor on the meta device: a shape without values"
+    if out.is_nested:
+        return f"{what} returned a nested tensor (rows of different lengths); the model input is one dense tensor"
+    if out.layout != torch.strided:
+        return f"{what} returned a sparse tensor ({out.layout}); the model input is a dense tensor, as its input"
     if out.is_complex() or not out.is_floating_point():
         return f"{what} returned a tensor of dtype {out.dtype}; the model input is real: float32, as its input"
     if out.dtype not in (torch.float32, torch.float64):
@@ -42,6 +48,18 @@ def _tensor_problem(out, wanted_shape, what):
     if not bool(torch.isfinite(out).all()):
         return f"{what} returned a tensor holding inf or nan"
     return None
+
+
+def _seeded(check):
+    """`check`, run with torch's random numbers seeded (the same verdict on every call) and then put back as
+    they were (the caller's random numbers are left alone)."""
+
+    def seeded(answer):
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(0)
+            return check(answer)
+
+    return seeded
 
 
 _BATCH_FIRST_HINTS = (
@@ -64,17 +82,18 @@ def check_batch_first_positional(module_class, *, hint=0):
     train mode each entry 0 or (x + PE) / (1 - dropout).
     hint: 0 for the verdict alone, 1..3 for more and more direct hints (3: the fixed line).
     """
-    shown = hint_level(hint, _BATCH_FIRST_HINTS)
-    with torch.random.fork_rng(devices=[]):  # leave the caller's random numbers alone
-        torch.manual_seed(0)  # and run the same way on every call
-        feedback = _check_batch_first_positional(module_class)
-    return with_hints(feedback, _BATCH_FIRST_HINTS, shown)
+    check = _seeded(_check_batch_first_positional)
+    return graded("batch-first positional encoding", check, module_class, _BATCH_FIRST_HINTS, hint)
 
 
 # (d_model, [(batch, seq), ...]): two widths (a width written into forward fails one), batch != seq,
 # a batch of one, and one position only.
 _BATCH_FIRST_CASES = ((12, ((3, 5), (4, 2), (1, 7))), (6, ((2, 1), (5, 3))))
-_DROPOUT = 0.5  # the train-mode case: about half of the entries dropped, the rest doubled
+# Dropout: eval mode must switch it off at any rate (0.3: a dropout that ignores the mode drops ~30%); train
+# mode must drop the share it was built with: 0 (nothing), and two rates that are not PyTorch's default 0.5
+# (a module that ignores its argument, nn.Dropout() or a rate written in, drops the wrong share).
+_EVAL_DROPOUT = 0.3
+_TRAIN_DROPOUTS = (0.0, 0.2, 0.75)
 
 
 def _check_batch_first_positional(module_class):
@@ -85,25 +104,39 @@ def _check_batch_first_positional(module_class):
         "Take the rows as (seq, d), slicing by x.size(1), and add a leading batch axis: (1, seq, d).",
     )
     for d_model, sizes in _BATCH_FIRST_CASES:
-        module, failure = run_safely(exercise, module_class, d_model, 0.0)
+        module, failure = _built(exercise, module_class, d_model, 0.0, train=False)
         if failure is not None:
             return failure
-        if hasattr(module, "eval"):
-            module.eval()
         for batch, seq in sizes:
             x = torch.randn(batch, seq, d_model, generator=generator)
             feedback = _judge_eval_output(exercise, module, x, layout)
             if feedback is not None:
                 return feedback
-    feedback = _judge_dropout(exercise, module_class, generator)
-    if feedback is not None:
-        return feedback
+    for judge in (_judge_eval_mode, _judge_dropout):
+        feedback = judge(exercise, module_class, generator)
+        if feedback is not None:
+            return feedback
     return Feedback(
         exercise,
         True,
-        "positions run along dim 1 of a (batch, seq, d) input, for every batch size, length and width, "
-        "and dropout still acts in train mode",
+        "positions run along dim 1 of a (batch, seq, d) input, for every batch size, length and width; dropout "
+        "acts in train mode at the rate the module was built with (0, 0.2, 0.75) and is off in eval mode",
     )
+
+
+def _built(exercise, module_class, d_model, dropout, *, train):
+    """(module, None) built by the learner's class and put in train or eval mode, or (None, Feedback)."""
+    module, failure = run_safely(exercise, module_class, d_model, dropout)
+    if failure is not None:
+        return None, failure
+    switch = getattr(module, "train" if train else "eval", None)
+    if callable(switch):
+        try:
+            switch()
+        except (Exception, SystemExit) as error:  # a class of the learner's own that is no nn.Module
+            return None, Feedback(exercise, False, f"module.{'train' if train else 'eval'}() raised "
+                                                   f"{type(error).__name__}: {error}")  # fmt: skip
+    return module, None
 
 
 def _judge_eval_output(exercise, module, x, layout):
@@ -180,42 +213,90 @@ def _judge_eval_output(exercise, module, x, layout):
     )
 
 
-def _judge_dropout(exercise, module_class, generator):
-    """None if a module built with dropout 0.5, in train mode, drops about half of x + PE and doubles the rest."""
-    d_model, batch, seq = 12, 4, 16
-    module, failure = run_safely(exercise, module_class, d_model, _DROPOUT)
-    if failure is not None:
-        return failure
-    if hasattr(module, "train"):
-        module.train()
-    x = torch.randn(batch, seq, d_model, generator=generator)
+def _forward_with_one_mask(exercise, module, x):
+    """run_safely on module(x), with the same random numbers on every call (so that two calls agree)."""
 
-    def forward_with_one_mask(tokens):  # the same mask on every call, so that two calls agree
+    def forward(tokens):
         torch.manual_seed(606)
         return module(tokens)
 
-    out, failure = run_safely(exercise, forward_with_one_mask, x.clone())
+    return run_safely(exercise, forward, x)
+
+
+def _judge_eval_mode(exercise, module_class, generator):
+    """None if a module built with dropout 0.3 returns exactly x + PE in eval mode (dropout switched off)."""
+    d_model, batch, seq = 12, 4, 16
+    module, failure = _built(exercise, module_class, d_model, _EVAL_DROPOUT, train=False)
+    if failure is not None:
+        return failure
+    x = torch.randn(batch, seq, d_model, generator=generator)
+    out, failure = _forward_with_one_mask(exercise, module, x.clone())
     if failure is not None:
         return failure
     problem = _tensor_problem(out, x.shape, "forward")
     if problem is None and out.shape != x.shape:
-        problem = f"in train mode, for input shape {tuple(x.shape)} your output has shape {tuple(out.shape)}"
+        problem = f"in eval mode, for input shape {tuple(x.shape)} your output has shape {tuple(out.shape)}"
     if problem is not None:
         return Feedback(exercise, False, problem)
     out, full = out.detach().to(torch.float32), x + _pe_rows(seq, d_model)
-    where = f"built with dropout={_DROPOUT} and in train mode,"
-    dropped = out == 0
     if _same(out, full):
-        return Feedback(exercise, False, f"{where} your module dropped nothing: its forward skips the dropout")
-    kept_right = torch.allclose(out[~dropped], full[~dropped] / (1 - _DROPOUT), atol=1e-4, rtol=1e-4)
-    share = float(dropped.float().mean())
-    if not kept_right or not 0.3 < share < 0.7:
+        return None
+    share = float((out == 0).float().mean())
+    return Feedback(
+        exercise,
+        False,
+        f"built with dropout={_EVAL_DROPOUT} and in eval mode (module.eval()), your output is not x + PE[:seq]: "
+        f"{100 * share:.0f}% of its entries are 0. Dropout acts only in training",
+        (
+            "How does your dropout know whether the module is training? nn.Dropout reads self.training; "
+            "what does F.dropout read?",
+            "Use the module's nn.Dropout, or pass training=self.training to F.dropout.",
+        ),
+    )
+
+
+def _judge_dropout(exercise, module_class, generator):
+    """None if modules built with dropout p, in train mode, drop a share p of x + PE and scale the rest by 1/(1-p).
+
+    8 x 32 x 12 = 3,072 entries: the share dropped is within 0.05 of p (more than 6 standard deviations of a
+    fair draw); the rates tried tell p from another rate (0.1, 0.5) and from none.
+    """
+    d_model, batch, seq = 12, 8, 32
+    for p in _TRAIN_DROPOUTS:
+        module, failure = _built(exercise, module_class, d_model, p, train=True)
+        if failure is not None:
+            return failure
+        x = torch.randn(batch, seq, d_model, generator=generator)
+        out, failure = _forward_with_one_mask(exercise, module, x.clone())
+        if failure is not None:
+            return failure
+        problem = _tensor_problem(out, x.shape, "forward")
+        if problem is None and out.shape != x.shape:
+            problem = f"in train mode, for input shape {tuple(x.shape)} your output has shape {tuple(out.shape)}"
+        if problem is not None:
+            return Feedback(exercise, False, problem)
+        out, full = out.detach().to(torch.float32), x + _pe_rows(seq, d_model)
+        where = f"built with dropout={p:g} and in train mode,"
+        dropped = out == 0
+        share = float(dropped.float().mean())
+        if p > 0 and _same(out, full):
+            return Feedback(exercise, False, f"{where} your module dropped nothing: its forward skips the dropout")
+        kept_right = torch.allclose(out[~dropped], full[~dropped] / (1 - p), atol=1e-4, rtol=1e-4)
+        rate_right = abs(share - p) <= 0.05
+        if kept_right and rate_right:
+            continue
+        wrong = [f"{100 * share:.0f}% of the entries are 0, not about {100 * p:.0f}%"] if not rate_right else []
+        wrong += (
+            [] if kept_right else [f"the entries not dropped are not all (x + PE) / (1 - p) = (x + PE) / {1 - p:g}"]
+        )
         return Feedback(
             exercise,
             False,
-            f"{where} the output is not dropout of x + PE[:seq]: {100 * share:.0f}% of the entries are 0, and "
-            "the others are not all (x + PE) / (1 - p)",
-            ("Which tensor does the snippet pass through self.dropout, and is anything added after it?",),
+            f"{where} the output is not dropout of x + PE[:seq] at that rate: {' and '.join(wrong)}",
+            (
+                "Which rate does your dropout use: the `dropout` argument the module was built with, or one of its "
+                "own (nn.Dropout() drops half)? Which tensor does it act on, and is anything added after it?",
+            ),
         )
     return None
 
@@ -239,11 +320,7 @@ def check_embedding_forward(function, *, hint=0):
     pe_lib.TransformerEmbedding (sinusoidal positions, no segments, no dropout) with that table.
     hint: 0 for the verdict alone, 1..3 for more and more direct hints (3: the formula).
     """
-    shown = hint_level(hint, _EMBEDDING_HINTS)
-    with torch.random.fork_rng(devices=[]):  # leave the caller's random numbers alone
-        torch.manual_seed(0)  # and run the same way on every call
-        feedback = _check_embedding_forward(function)
-    return with_hints(feedback, _EMBEDDING_HINTS, shown)
+    return graded("embedding forward", _seeded(_check_embedding_forward), function, _EMBEDDING_HINTS, hint)
 
 
 # (vocab, d_model, [(batch, seq), ...]): two widths (a d_model written into the code fails one),

@@ -12,7 +12,7 @@ import math
 import numpy as np
 
 from . import relative, rope_frequencies
-from .grading import Feedback, as_numbers, describe, hint_level, run_safely, with_hints
+from .grading import Feedback, as_numbers, describe, graded, run_safely
 from .text import measured
 
 # --- what the three graders share ------------------------------------------------------------
@@ -154,8 +154,7 @@ def check_rope_half(learner_function, *, hint=0):
     The reference is pe_lib.apply_rope(x, positions, base=base, layout="half").
     hint: 0 for the verdict alone, 1..3 for more and more direct hints (3: the code).
     """
-    shown = hint_level(hint, _ROPE_HINTS)
-    return with_hints(_check_rope_half(learner_function), _ROPE_HINTS, shown)
+    return graded("rotate_half RoPE", _check_rope_half, learner_function, _ROPE_HINTS, hint)
 
 
 def _check_rope_half(learner_function):
@@ -252,8 +251,7 @@ def check_alibi_slopes(learner_function, *, hint=0):
     The reference is pe_lib.alibi_slopes (the authors' code, also BLOOM's).
     hint: 0 for the verdict alone, 1..3 for more and more direct hints (3: the code).
     """
-    shown = hint_level(hint, _ALIBI_HINTS)
-    return with_hints(_check_alibi_slopes(learner_function), _ALIBI_HINTS, shown)
+    return graded("ALiBi slopes", _check_alibi_slopes, learner_function, _ALIBI_HINTS, hint)
 
 
 # Head counts: 12 first (the notebook's), powers of two (1, 2, 8, 16) and counts between them whose closest power
@@ -389,8 +387,7 @@ def check_t5_bucket(learner_function, *, hint=0):
     relative_position = key position - query position. The reference is pe_lib.t5_relative_bucket.
     hint: 0 for the verdict alone, 1..3 for more and more direct hints (3: the code).
     """
-    shown = hint_level(hint, _T5_HINTS)
-    return with_hints(_check_t5_bucket(learner_function), _T5_HINTS, shown)
+    return graded("T5 bucket", _check_t5_bucket, learner_function, _T5_HINTS, hint)
 
 
 def _check_t5_bucket(learner_function):

@@ -2,18 +2,17 @@
 
 The learner writes `padded_positions(attention_mask)` for an attention mask (batch, n) of 1 (a token) and
 0 (left padding), int64 as a tokenizer returns it, and returns the position ids (batch, n) that transformers'
-generate passes with it, in the form the model takes them: a torch.long tensor (a NumPy array, a list or an
-int32 tensor of the right numbers is told so). Each token counts the tokens of its row before it (its row's
-first token is at 0), and a padding token gets 0 (transformers 4.x wrote 1 there, which passes too: no token
-reads a padding token, so either will do, but a -1 is no row of a position table). The reference is
-pe_lib.llama.padded_position_ids.
+generate passes with it, as a torch.long tensor (NumPy, a list or int32 hold the numbers but are not what
+the model is given): each token counts the tokens of its row before it (its row's first token is at 0), and
+a padding token gets 0 (transformers 4.x wrote 1 there, which passes too: no token reads a padding token, so
+either will do, but a -1 is no row of a position table). The reference is pe_lib.llama.padded_position_ids.
 """
 
 import numpy as np
 import torch
 
 from . import llama
-from .grading import Feedback, as_numbers, describe, hint_level, run_safely, with_hints
+from .grading import Feedback, as_numbers, describe, graded, run_safely
 
 EXERCISE = "position ids for a left-padded batch"
 
@@ -56,12 +55,9 @@ def _shown(mask):
     return f"attention_mask of shape {tuple(mask.shape)} with {pads} padding tokens per row"
 
 
-def _integer(result):
-    """True if result holds integers (a torch integer tensor, a NumPy integer array, a list of ints)."""
-    if isinstance(result, torch.Tensor):
-        return not (result.is_floating_point() or result.is_complex() or result.dtype == torch.bool)
-    raw = np.asarray(result)
-    return raw.dtype.kind in "iu"
+def _long_tensor(result):
+    """True if result is what transformers passes as position ids: a dense torch tensor of dtype int64 (torch.long)."""
+    return isinstance(result, torch.Tensor) and result.dtype == torch.int64 and result.layout == torch.strided
 
 
 def _mistakes(mask):
@@ -97,15 +93,14 @@ def _mistakes(mask):
 
 
 def check_padded_positions(learner_function, *, hint=0):
-    """Grade `learner_function(attention_mask)` -> position ids (batch, n), torch.long, as transformers' generate.
+    """Grade `learner_function(attention_mask)` -> position ids (batch, n) as transformers' generate: torch.long.
 
     attention_mask: (batch, n) int64, 1 for a token, 0 for (left) padding. Right: each token's count of the
     tokens of its row before it; on padding 0 (or 1, as transformers 4.x). Tried on masks the notebook does not
     show (no padding, every row padded differently, rows of one token, a long batch).
     hint: 0 for the verdict alone, 1..3 for more and more direct hints (3: the code).
     """
-    shown = hint_level(hint, _HINTS)
-    return with_hints(_check(learner_function), _HINTS, shown)
+    return graded(EXERCISE, _check, learner_function, _HINTS, hint)
 
 
 def _check(learner_function):
@@ -116,33 +111,27 @@ def _check(learner_function):
         value = as_numbers(result)
         case = _shown(mask)
         if value is None:
-            return Feedback(EXERCISE, False, f"return a tensor of integer positions, got {describe(result)} ({case})")
+            return Feedback(
+                EXERCISE, False, f"return a torch.long tensor of positions, got {describe(result)} ({case})"
+            )
         if value.shape != tuple(mask.shape):
             return Feedback(
                 EXERCISE, False, f"return one position per token, shape {tuple(mask.shape)}, got shape {value.shape} "
                 f"({case})"
             )  # fmt: skip
-        if not _integer(result):
+        if not _long_tensor(result):
             return Feedback(
-                EXERCISE, False, f"position ids are integers (torch.long, as transformers passes them), got "
-                f"{describe(result)} ({case})",
-                ("Which dtype do token ids and position ids have in transformers, and does your last operation "
-                 "keep it?",),
+                EXERCISE, False, f"return the position ids as a torch.long tensor (int64, as transformers passes "
+                f"them and as the mask comes); you returned {describe(result)} ({case})",
+                ("Which type and dtype do the attention mask and position ids have in transformers, and does your "
+                 "last operation keep them?",),
             )  # fmt: skip
         keep = mask.bool().numpy()
         expected = llama.padded_position_ids(mask).numpy().astype(np.float64)
         real_right = np.array_equal(value[keep], expected[keep])
         pads_right = bool(np.isin(value[~keep], PAD_FILLS).all())
         if real_right and pads_right:
-            if isinstance(result, torch.Tensor) and result.dtype == torch.long:
-                continue
-            return Feedback(
-                EXERCISE, False, f"the right numbers, as {describe(result)}: the model takes position ids as a "
-                f"torch.long (int64) tensor, the form transformers passes them in ({case})",
-                ("Which dtype does the attention mask you were given have, and does your last operation keep it?",
-                 "torch.as_tensor(x, dtype=torch.long) or x.long() turns a list, an array or an int32 tensor into "
-                 "one."),
-            )  # fmt: skip
+            continue
         for symptom, hints, candidate in _mistakes(mask):
             if np.array_equal(value, candidate.numpy()):
                 return Feedback(EXERCISE, False, f"{symptom} ({case})", hints)

@@ -27,8 +27,8 @@ AXIS_HATCHES = ("", "////", "....")
 def offset_scores(q, k, frequencies, reach):
     """S[a + reach, b + reach]: the score of q (at the origin) with k at offset (a, b), |a|, |b| <= reach.
 
-    frequencies: (pairs, 2) (fx, fy) of one head. q and k are the same vectors at every cell, so the
-    score can only depend on where they are.
+    frequencies: (pairs, 2) (fx, fy) of one head. A probe: the same q and the same k at every cell, so the
+    score can only depend on where they are (in a model, q and k also depend on each cell's token).
     """
     reach = _validate.positive_int("reach", reach)
     side = np.arange(-reach, reach + 1)
@@ -54,14 +54,25 @@ def diagonal_difference(scores):
     return scores + scores[::-1, ::-1] - scores[:, ::-1] - scores[::-1, :]
 
 
-def offset_attention(scores):
-    """The softmax of one query's scores over every key of the (2 reach + 1)^2 offsets (scores from offset_scores)."""
-    scores = np.asarray(scores, dtype=float)
+def offset_attention(scores, *, scale=1.0):
+    """The softmax of one query's scores times `scale` over every key of the (2 reach + 1)^2 offsets
+    (scores from offset_scores; scale 1 / sqrt(head_dim) is what attention applies)."""
+    scores = np.asarray(scores, dtype=float) * _validate.finite_real("scale", scale)
     weights = np.exp(scores - scores.max())
     return weights / weights.sum()
 
 
-AXIAL_BASE, MIXED_BASE = 100.0, 10.0  # rope-vit's defaults: compute_axial_cis and init_random_2d_freqs
+def aimed_query(k, frequencies, offset):
+    """The q whose score with k is largest at `offset` (row, column): k turned by that offset's angles.
+
+    Then S(a, b) = sum over pairs of |k_pair|^2 cos(angle(a, b) - angle(offset)), largest at the offset.
+    """
+    row, col = (_validate.finite_real("offset", v) for v in offset)
+    k = np.asarray(k, dtype=float)
+    return multidim.apply_angles(k[None], multidim.rope_2d_angles([row], [col], frequencies))[0]
+
+
+AXIAL_BASE, MIXED_BASE = grid_task.AXIAL_BASE, grid_task.MIXED_BASE
 
 
 def head_frequencies(kind, head_dim=16, *, direction=30.0):
@@ -165,6 +176,28 @@ def position_ids_figure(segments, *, model="qwen2_vl", ax=None):
     return ax.figure
 
 
+def video_time_figure(segments, **kwargs):
+    """The time id of every token of a prompt with one video, and where the text after the video starts by the
+    trained rule and by transformers 5.3-5.24's (kwargs: mrope_position_ids' model, second_per_grid_ts, ...)."""
+    trained = multidim.mrope_position_ids(segments, **kwargs)
+    current = multidim.mrope_position_ids(segments, text_after="grid_side", **kwargs)
+    kinds = np.array(modalities(segments, kwargs.get("spatial_merge_size", 2)))
+    index = np.arange(kinds.size)
+    video = kinds == "video"
+    before, after = ~video & (index < index[video].min()), ~video & (index > index[video].max())
+    fig, ax = plt.subplots(figsize=style_figsize(10.0, 3.6), layout="constrained")
+    low, high = trained[0, video].min(), trained[0, video].max()
+    ax.axhspan(low, high, color="0.88", lw=0, zorder=0, label=f"the video's time ids ({low} to {high})")
+    ax.plot(index[video], trained[0, video], color="C2", lw=2, label="video tokens (one step per temporal patch)")
+    ax.plot(index[before], trained[0, before], "o", color="0.45", ms=5, label="text before")
+    ax.plot(index[after], trained[0, after], "o", color="0.2", ms=6, mfc="none", label="text after: trained rule")
+    ax.plot(index[after], current[0, after], "X", color="C3", ms=7, label="text after: transformers 5.3 to 5.24")
+    ax.set(xlabel="token index in the sequence", ylabel="time id", ylim=(0, high + 8),
+           title="time ids of a prompt with a video, and where the text after it starts")  # fmt: skip
+    ax.legend(loc="upper left", fontsize="small")
+    return fig
+
+
 def pair_wavelengths(mrope_section, *, head_dim=128, base=1e6, interleaved=False):
     """{axis name: wavelengths 2 pi / theta_j of the pairs that read that axis}."""
     theta = rope_frequencies(head_dim, base=base)
@@ -244,51 +277,63 @@ def _metric_handles(labels):
     ]
 
 
+GRID_LABELS = {
+    "learned": "learned table\n(resampled)",
+    "axial": "axial\nbase 100",
+    "axial_base_10": "axial\nbase 10",
+    "mixed_frozen": "mixed, base 10\nfrozen",
+    "mixed": "mixed, base 10\nlearned",
+}
+
+
 def grid_task_figure(results):
     """Accuracy per method (learned orange, RoPE green): the training grid (solid), the larger one (hatched)."""
-    fig, ax = plt.subplots(figsize=style_figsize(7.0, 3.6), layout="constrained")
-    colours = [{"learned": "C1", "axial": "C2", "mixed": "C2"}[variant] for variant in grid_task.VARIANTS]
+    variants = [v for v in grid_task.VARIANTS if v in results["summary"]]
+    fig, ax = plt.subplots(figsize=style_figsize(9.0, 3.8), layout="constrained")
+    colours = ["C1" if variant == "learned" else "C2" for variant in variants]
     train, test = results["config"]["train_grid"], results["config"]["test_grid"]
-    for offset, metric, hatch, where in zip(
-        (-0.2, 0.2), grid_task.METRICS, METRIC_HATCHES, (train, test), strict=False
-    ):
-        runs = [[r[metric] for r in results["runs"] if r["variant"] == variant] for variant in grid_task.VARIANTS]
+    for offset, metric, hatch in zip((-0.2, 0.2), grid_task.METRICS, METRIC_HATCHES, strict=False):
+        runs = [[r[metric] for r in results["runs"] if r["variant"] == variant] for variant in variants]
         x = np.arange(len(runs)) + offset
-        ax.bar(x, [np.mean(r) for r in runs], width=0.38, color=colours, hatch=hatch, edgecolor="white", linewidth=0,
-               label=f"on {where} x {where}")  # fmt: skip
+        ax.bar(x, [np.mean(r) for r in runs], width=0.38, color=colours, hatch=hatch, edgecolor="white", linewidth=0)
         for position, seeds in zip(x, runs, strict=True):
             ax.plot(np.full(len(seeds), position), seeds, **SEED_DOTS)
     ax.axhline(results["chance"], color="0.3", ls=":", lw=1.5)
-    ax.set(xticks=range(3), xticklabels=grid_task.VARIANTS, ylabel="accuracy", ylim=(0, 1.05),
-           title=f"grid task: trained on {train} x {train}, tested on {test} x {test}")  # fmt: skip
+    ax.set(xticks=range(len(variants)), xticklabels=[GRID_LABELS[v] for v in variants], ylabel="accuracy",
+           ylim=(0, 1.05), title=f"grid task: trained on {train} x {train}, tested on {test} x {test}")  # fmt: skip
     labels = [f"{train} x {train} (solid)", f"{test} x {test} (hatched)"]
     handles = [*_metric_handles(labels), plt.Line2D([], [], color="0.3", ls=":", lw=1.5)]
-    ax.legend(handles, [*labels, "chance"], loc="upper center", bbox_to_anchor=(0.5, -0.12), ncols=3,
+    ax.legend(handles, [*labels, "chance"], loc="upper center", bbox_to_anchor=(0.5, -0.2), ncols=3,
               fontsize="small")  # fmt: skip
     return fig
+
+
+LAYERED_LABELS = {
+    "rope": "all RoPE",
+    "window": "RoPE\nwindows",
+    "local_rope_global_nope": "RoPE windows\n+ global NoPE",
+    "window_sink": "RoPE windows\n+ sink",
+    "nope": "no positions",
+}
 
 
 def layered_figure(results, tasks=("shift", "local_max")):
     """One panel per task: accuracy of each variant at L, 2L and 4L (bars: means; dots: the seeds)."""
     columns = ("in_distribution", "at_2x", "at_4x")
-    colours = [{"nope": "0.45"}.get(variant, "C2") for variant in layered.VARIANTS]  # RoPE green, none grey
-    fig, axes = plt.subplots(1, len(tasks), figsize=style_figsize(11.0, 3.4), layout="constrained", sharey=True)
+    variants = [v for v in layered.VARIANTS if v in results["summary"][tasks[0]]]
+    colours = [{"nope": "0.45"}.get(variant, "C2") for variant in variants]  # RoPE green, none grey
+    fig, axes = plt.subplots(1, len(tasks), figsize=style_figsize(12.0, 3.6), layout="constrained", sharey=True)
     for ax, task in zip(np.atleast_1d(axes), tasks, strict=True):
-        for offset, metric, hatch, name in zip(
-            (-0.27, 0, 0.27), columns, METRIC_HATCHES, ("L", "2L", "4L"), strict=True
-        ):
-            runs = [
-                [r[metric] for r in results["runs"] if r["variant"] == v and r["task"] == task]
-                for v in layered.VARIANTS
-            ]
+        for offset, metric, hatch in zip((-0.27, 0, 0.27), columns, METRIC_HATCHES, strict=True):
+            runs = [[r[metric] for r in results["runs"] if r["variant"] == v and r["task"] == task] for v in variants]
             x = np.arange(len(runs)) + offset
             ax.bar(x, [np.mean(r) for r in runs], width=0.25, color=colours, hatch=hatch, edgecolor="white",
-                   linewidth=0, label=f"at {name}")  # fmt: skip
+                   linewidth=0)  # fmt: skip
             for position, seeds in zip(x, runs, strict=True):
                 ax.plot(np.full(len(seeds), position), seeds, **SEED_DOTS)
-        labels = ["all RoPE", "local RoPE +\nglobal NoPE", "RoPE windows\n+ sink", "no positions"]
-        ax.set(xticks=range(len(labels)), xticklabels=labels, ylim=(0, 1.05),
+        ax.set(xticks=range(len(variants)), xticklabels=[LAYERED_LABELS[v] for v in variants], ylim=(0, 1.05),
                title=f"{task}: trained at L = {results['config']['train_len']}")  # fmt: skip
+        ax.tick_params(axis="x", labelsize="small")
     np.atleast_1d(axes)[0].set_ylabel("accuracy")
     train = results["config"]["train_len"]
     labels = [f"at L = {train} (solid)", f"at 2L = {2 * train} (hatched)", f"at 4L = {4 * train} (cross-hatched)"]

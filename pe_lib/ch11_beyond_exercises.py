@@ -8,15 +8,15 @@ counting an image's tokens instead of its side...). Hints come in tiers, the for
 import numpy as np
 
 from . import multidim
-from .grading import Feedback, as_numbers, hint_level, run_safely, with_hints
+from .grading import Feedback, as_numbers, describe, graded, holds_integers, run_safely
 
 
 def _shape_problem(exercise, result, shape):
     """A Feedback if `result` is not an array of real numbers of this shape, else None; and the array."""
     array = as_numbers(result)
     if array is None:
-        what = type(result).__name__ + (f" of dtype {result.dtype}" if hasattr(result, "dtype") else "")
-        return Feedback(exercise, False, f"your function returned {what}, not an array of real numbers"), None
+        return Feedback(exercise, False, f"your function returned {describe(result)}, not an array of real "
+                                         "numbers"), None  # fmt: skip
     if array.shape != shape:
         if array.shape == shape[::-1]:
             return Feedback(exercise, False, f"your array has shape {array.shape}: the axes are swapped, "
@@ -72,14 +72,26 @@ def _axial_mistakes(rows, cols, head_dim, base):
     # fmt: on
 
 
+def _wrapped(angles):
+    """Angles brought into [-pi, pi): two angles turn a pair the same way when their difference wraps to 0."""
+    return np.remainder(angles + np.pi, 2 * np.pi) - np.pi
+
+
+def _same_rotation(angles, reference):
+    """True if `angles` turn every pair as `reference` does: equal modulo 2 pi (an answer wrapped to (-pi, pi] or
+    [0, 2 pi) is the same rotation), to float32 rounding of the unwrapped angle. The difference is wrapped, not
+    each side (an angle just below 2 pi and one just above 0 are neighbours), and it is the angle that is
+    compared, not its cosine alone (cos(-a) = cos(a): the pair turned the wrong way would pass)."""
+    return bool(np.all(np.abs(_wrapped(angles - reference)) <= 1e-6 + 1e-5 * np.abs(reference)))
+
+
 def check_axial_angles(learner_function, *, hint=0):
     """Grade `learner_function(rows, cols, head_dim, base)` -> (n, head_dim // 2) angles of RoPE-Axial.
 
     The reference: multidim.rope_2d_angles(rows, cols, multidim.axial_rope_frequencies(head_dim, base=base)).
     hint: 0 for the verdict alone, 1..3 for more and more direct hints (3: the code).
     """
-    shown = hint_level(hint, _AXIAL_HINTS)
-    return with_hints(_check_axial(learner_function), _AXIAL_HINTS, shown)
+    return graded(_AXIAL, _check_axial, learner_function, _AXIAL_HINTS, hint)
 
 
 def _check_axial(learner_function):
@@ -91,12 +103,12 @@ def _check_axial(learner_function):
         failure, array = _shape_problem(_AXIAL, result, expected.shape)
         if failure is not None:
             return failure
-        if np.allclose(array, expected, rtol=1e-5, atol=1e-6):
+        if _same_rotation(array, expected):
             continue
         for message, wrong, hints in _axial_mistakes(rows, cols, head_dim, base):
-            if wrong.shape == array.shape and np.allclose(array, wrong, rtol=1e-5, atol=1e-6):
+            if wrong.shape == array.shape and _same_rotation(array, wrong):
                 return Feedback(_AXIAL, False, message, hints)
-        worst = np.unravel_index(np.argmax(np.abs(array - expected)), expected.shape)
+        worst = np.unravel_index(np.argmax(np.abs(_wrapped(array - expected))), expected.shape)
         token, pair = worst
         where = f"token {token} (row {rows[token]}, column {cols[token]}), pair {pair}"
         grid = f"{rows.max() + 1} x {cols.max() + 1} grid with head_dim={head_dim}"
@@ -159,8 +171,7 @@ def check_mrope_ids(learner_function, *, hint=0):
     tokens. The reference: multidim.mrope_position_ids([text_before, ("image", 1, 2 height, 2 width), text_after]).
     hint: 0 for the verdict alone, 1..3 for more and more direct hints (3: the code).
     """
-    shown = hint_level(hint, _MROPE_HINTS)
-    return with_hints(_check_mrope(learner_function), _MROPE_HINTS, shown)
+    return graded(_MROPE, _check_mrope, learner_function, _MROPE_HINTS, hint)
 
 
 def _check_mrope(learner_function):
@@ -173,6 +184,9 @@ def _check_mrope(learner_function):
         failure, array = _shape_problem(_MROPE, result, expected.shape)
         if failure is not None:
             return failure
+        if not holds_integers(result):
+            return Feedback(_MROPE, False, f"position ids are integers (each one picks a rotation angle, like a "
+                                           f"token's position); you returned {describe(result)}")  # fmt: skip
         if np.array_equal(array, expected):
             continue
         for message, wrong, hints in _mrope_mistakes(text_before, height, width, text_after):

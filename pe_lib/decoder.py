@@ -8,9 +8,11 @@ position. positional is one of VARIANTS:
     rope          rotary positions in every layer, base 10^4
     rope_1e6      the same with base 10^6
     alibi         a fixed per-head linear penalty -slope * distance on the logits (Press et al. 2022)
-    t5            a learned scalar per head and distance bucket (Raffel et al. 2020), shared by the layers;
-                  max_distance = the training length, so training reaches every bucket (as in T5 itself:
-                  max_distance 128 at a 512-token training context)
+    t5            a learned scalar per head and distance bucket (Raffel et al. 2020), shared by the layers,
+                  all buckets for the past (the decoder is causal, as T5's decoder, whose 32 buckets all serve
+                  the past; T5's bidirectional encoder splits its 32 into 16 per direction);
+                  max_distance = the training length, so training reaches every bucket (as in T5's encoder:
+                  max_distance 128, inputs of 512 tokens)
     t5_far        the same with max_distance twice the training length: the last buckets hold distances
                   that training never shows, so their values stay at initialisation
 config is a pe_lib.extrapolation.Config (vocab_size, d_model, num_heads, num_layers,

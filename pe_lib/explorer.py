@@ -16,14 +16,15 @@ shown at the figure's size in CSS pixels, so they are sharp on HiDPI screens; th
 its aspect ratio and shrinks with a narrow notebook, and the controls row wraps.
 Display an explorer by leaving it as the last expression of a cell. Every explorer can be
 built with no arguments (the notebook's defaults); `explorer_classes()` finds them all.
-Its display bundle also holds its current frame as an <img> with alt text and a line of text, so
-that a page without a live kernel (GitHub, nbviewer, the book) shows the figure instead of `VBox(...)`.
-Alt text: `alt_text()` says what the frame shows now (pe_lib.accessible.describe of the figure, the
-subclass's `finding()`, the controls' values); the live image carries it as its title (a screen
-reader's name for an image without alt), updated with every frame.
+Its display bundle also holds its current frame as a <figure> and a line of text, so that a page without a
+live kernel (GitHub, nbviewer, the book) shows the figure instead of `VBox(...)`. As for a static figure
+(pe_lib.accessible.show), two texts are each said once: `finding()` (the subclass's: what the frame shows now)
+is a visible caption under the image, updated with every frame; `description()` (the controls' values, what
+the figure draws) is the image's title (a screen reader's name for an image without alt) and the frame's alt.
 """
 
 import collections
+import html
 import numbers
 import weakref
 
@@ -34,7 +35,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.layout_engine import PlaceHolderLayoutEngine
 
 from . import _png, _validate
-from .accessible import describe, img_html
+from .accessible import caption_text, describe, figure_html
 from .figures import decoration_margins, freeze_layout, widest_margins
 
 
@@ -66,6 +67,9 @@ class Explorer:
         # height auto and max-width 100%: the image keeps its aspect ratio, also where the page is narrower.
         self.image = _TitledImage(format="png", layout=widgets.Layout(height="auto", max_width="100%"))
         self.image.add_class("pe-explorer-figure")
+        # The finding, shown under the figure for every reader (not in the image's title: said once).
+        self.caption = widgets.HTML(value="", layout=widgets.Layout(max_width="100%"))  # then the figure's width
+        self.caption.add_class("pe-explorer-caption")
         self._holding = False
         self._laid_out = False
         self._layout_engine = None  # kept to lay the figure out again when a new look needs more room
@@ -79,7 +83,7 @@ class Explorer:
         for control in self.controls.values():
             control.observe(on_change, names="value")
         controls_row = widgets.HBox([*extras, *self.controls.values()], layout=widgets.Layout(flex_flow="row wrap"))
-        self.widget = widgets.VBox([controls_row, self.image])
+        self.widget = widgets.VBox([controls_row, self.image, self.caption])
         self.widget.add_class("pe-explorer")
         # Every widget this explorer made (also links and buttons a subclass keeps), closed when it is freed.
         kept = [value for value in vars(self).values() if _is_widget(value)]
@@ -134,14 +138,26 @@ class Explorer:
         """What the current frame shows, in words and numbers, for its alt text; "" (the default) adds nothing."""
         return ""
 
-    def alt_text(self):
-        """The frame's alt text: the finding, what the figure plots now, and the controls' values."""
+    def _controls_text(self):
         values = ", ".join(
             f"{_control_label(name, control)} = {_control_text(control)}" for name, control in self.controls.items()
         )
-        finding = self.finding().strip()
-        finding = f"{finding}{'' if finding.endswith('.') else '.'} " if finding else ""
-        return f"Explorer ({type(self).__name__}), controls: {values}. {finding}{describe(self.figure)}"
+        return f"Explorer ({type(self).__name__}), controls: {values}."
+
+    def description(self):
+        """The frame's alt text (the live image's title): the controls' values and what the figure draws now."""
+        return f"{self._controls_text()} {describe(self.figure)}"
+
+    def alt_text(self):
+        """The whole frame in text: the controls' values, the finding (the caption), what the figure draws."""
+        return " ".join(filter(None, (self._controls_text(), caption_text(self.finding()), describe(self.figure))))
+
+    def frame_html(self):
+        """The current frame as a static page shows it: <figure>, the <img> with `description()` as its alt
+        and the finding as its caption (pe_lib.accessible.figure_html). Keep it to show a state after the
+        controls have moved on (`HTML(explorer.frame_html())`)."""
+        caption = caption_text(self.finding())
+        return figure_html(self.image.value, self.description(), *self.css_size(), caption)
 
     def css_size(self):
         """(width, height) at which the frame is shown, in CSS pixels: the figure's size at its style's dpi."""
@@ -179,9 +195,12 @@ class Explorer:
 
     def _render(self):
         static_key = self.draw(**self.values())
-        alt = self.alt_text()
+        alt = self.description()
         if self.image.tooltip != alt:
             self.image.tooltip = alt
+        caption = _caption_html(self.finding())
+        if self.caption.value != caption:
+            self.caption.value = caption
         canvas = self.figure.canvas
         if not isinstance(canvas, FigureCanvasAgg):  # e.g. a bare FigureCanvasBase: blitting needs Agg's buffer
             canvas = FigureCanvasAgg(self.figure)
@@ -195,6 +214,7 @@ class Explorer:
         width = f"{self.css_size()[0]:g}px"  # the height follows (auto): the aspect ratio is kept
         if self.image.layout.width != width:
             self.image.layout.width = width
+            self.caption.layout.max_width = width  # the caption wraps under the figure, as a static one does
         artists = list(self.animated_artists())
         # The axes' spines sit above their data (images, lines at the edge): draw them again on top.
         for ax in dict.fromkeys(artist.axes for artist in artists if artist.axes is not None and artist.axes.axison):
@@ -274,15 +294,16 @@ class Explorer:
 
         A front end with a live kernel (JupyterLab, Notebook, VS Code) shows the widget view, the
         richest type it knows; a static page (GitHub, nbviewer, the book) shows the frame as an
-        <img> with its alt text (text/html: the only image output that carries alt text in both
-        JupyterLab and the book), at its CSS size (the frame has PIXEL_RATIO times as many pixels);
-        a terminal shows the text, which is deterministic. Explorer cells are NBVAL_IGNORE_OUTPUT.
+        <img> with its alt text (`description()`) and the finding as its caption (text/html: the only
+        image output that carries alt text in both JupyterLab and the book), at its CSS size (the frame
+        has PIXEL_RATIO times as many pixels); a terminal shows the text, which is deterministic.
+        Explorer cells are NBVAL_IGNORE_OUTPUT.
         """
         if self.closed:  # e.g. an old Out[] entry of a cell that ran again: nothing left to show
             return {"text/plain": f"<{type(self).__name__} (closed): run its cell again for a live one>"}
         bundle = dict(self.widget._repr_mimebundle_(**kwargs) or {})
         if self.image.value:
-            bundle["text/html"] = img_html(self.image.value, self.alt_text(), *self.css_size())
+            bundle["text/html"] = self.frame_html()
         bundle["text/plain"] = _static_text(self)
         return bundle
 
@@ -295,6 +316,14 @@ class _TitledImage(widgets.Image):
     """
 
     description = traitlets.Unicode("").tag(sync=True)
+
+
+def _caption_html(finding):
+    """The live caption: the finding as a paragraph in the page's body text (JupyterLab's content font, also in
+    the slides), not in the widgets' 28 px lines; "" without a finding. ipywidgets' HTML typesets $...$."""
+    caption = caption_text(finding)
+    style = "margin: 0.3em 0 0; line-height: 1.5; font-size: var(--jp-content-font-size1, 14px)"
+    return f'<p style="{style}">{html.escape(caption)}</p>' if caption else ""
 
 
 def _control_label(name, control):

@@ -32,8 +32,9 @@ from torch import nn
 
 from . import _validate, sweeps
 from .data import load_json
-from .decoder import EXTENSIONS, VARIANTS, TinyDecoder
+from .decoder import EXTENSIONS, ROPE_BASES, VARIANTS, TinyDecoder
 from .experiments import IGNORE, masked_accuracy
+from .rope_scaling import rope_frequencies
 
 TASKS = ("shift", "local_max")
 METRICS = ("in_distribution", "at_2x", "at_4x", "unseen_window")
@@ -61,8 +62,8 @@ class Config:
     lr: float = 3e-3
     eval_size: int = 256
     threads: int = 1
-    t5_buckets: int = 16  # T5's 32 buckets (16 per direction), here one direction: the past
-    t5_max_distance: int = 16  # = train_len: training reaches every bucket, as T5's 128 at a 512-token context
+    t5_buckets: int = 16  # all for the past (causal), half exact: the size of one direction of T5's encoder
+    t5_max_distance: int = 16  # = train_len: training reaches every bucket, as T5's 128 with 512-token inputs
     t5_far_max_distance: int = 32  # t5_far: buckets for distances 16..31 that training never shows
     finetune_steps: tuple = (40, 150)  # context extension: tested after this many steps at the longer length
     finetune_lr: float = 1e-3
@@ -226,18 +227,28 @@ def _test_sets(task, config):
     return sets
 
 
-def evaluate(model, task, config):
-    """Accuracies in [0, 1] on the four test sets (METRICS), and per_position: accuracy at each position of 4x."""
+def evaluate(model, task, config, tests=METRICS):
+    """Accuracies in [0, 1] on the test sets named in `tests` (default: all four, METRICS), and, when
+    "at_4x" is among them, per_position: the accuracy at each position of the 4x sequences.
+
+    Ask only for the tests you read: each one is a forward pass over its whole test set.
+    """
     config = _config(config)
+    if isinstance(tests, str) or not tests:
+        raise ValueError(f"tests must be a non-empty sequence of names from {METRICS}, got {tests!r}")
+    tests = [_validate.choice("tests", name, METRICS) for name in tests]
     with sweeps.reproducible(config.threads), torch.no_grad():
         results, per_position = {}, None
         for name, (tokens, targets, start, scored) in _test_sets(task, config).items():
+            if name not in tests:
+                continue
             hits = model(tokens, start).argmax(-1) == targets
             results[name] = masked_accuracy(hits, scored)
             if name == "at_4x":
                 valid = targets != IGNORE
                 per_position = [masked_accuracy(hits[:, i], valid[:, i]) for i in range(tokens.shape[1])]
-    results["per_position"] = [None if np.isnan(a) else a for a in per_position]
+    if per_position is not None:
+        results["per_position"] = [None if np.isnan(a) else a for a in per_position]
     return results
 
 
@@ -253,6 +264,21 @@ def majority_baseline(task, config=None):
     return float((answers == answers.mode().values).float().mean())
 
 
+def pair0_lookalikes(config=None):
+    """The distances no training sequence holds (train_len .. 4 * train_len - 1), split by how RoPE's fastest pair,
+    pair 0, sees them from the shift task's target k places back.
+
+    Returns (lookalikes, others), two ascending lists of ints: the distances d at which pair 0 (theta_0 = 1 for
+    every base) is within a quarter turn of its angle at distance k, cos((d - k) theta_0) > 0, so that to pair 0 a
+    key there leans towards the target; and the rest. With the defaults: 24 and 24.
+    """
+    config = _config(config)
+    theta_0 = rope_frequencies(config.d_model // config.num_heads, base=ROPE_BASES["rope"])[0]
+    distances = np.arange(config.train_len, config.max_position)
+    alike = np.cos((distances - config.shift) * theta_0) > 0
+    return distances[alike].tolist(), distances[~alike].tolist()
+
+
 def extend_and_finetune(trained, method, factor, *, seed=0):
     """Accuracy past train_len at factor x train_len after rescaling RoPE by `method`: zero-shot, then after
     each count of config.finetune_steps steps of fine-tuning at that length (constant learning rate).
@@ -264,12 +290,12 @@ def extend_and_finetune(trained, method, factor, *, seed=0):
     factor = _validate.one_of("factor", factor, FACTORS)
     model = trained.model.extended(method, factor)
     test = "at_2x" if factor == 2 else "at_4x"
-    scores = {"zero_shot": evaluate(model, trained.task, config)[test]}
+    scores = {"zero_shot": evaluate(model, trained.task, config, tests=[test])[test]}
 
     def checkpoint(step):
         if step in config.finetune_steps:
             model.eval()
-            scores[f"after_{step}"] = evaluate(model, trained.task, config)[test]
+            scores[f"after_{step}"] = evaluate(model, trained.task, config, tests=[test])[test]
             model.train()
 
     with sweeps.reproducible(config.threads), torch.inference_mode(False), torch.enable_grad():

@@ -4,14 +4,15 @@ Two dimensions (a ViT's patch grid, rows r and columns c, in raster order):
     resize_position_table   a learned 2-D table resampled to a new grid, as timm's
                             resample_abs_pos_embed does it (DeiT fine-tunes at 384 px the same way)
     axial_rope_frequencies  RoPE-Axial (Heo et al. 2024, naver-ai/rope-vit): the first half of the
-                            head's pairs turns with the column x, the other half with the row y
+                            head's pairs turns with the column x, the other half with the row y (rope-vit's
+                            order; Qwen2-VL's vision tower puts the row's pairs first)
     mixed_rope_frequencies  RoPE-Mixed's initialisation: each pair turns with fx * x + fy * y, in a
-                            random direction per head; the model then learns fx, fy
+                            random direction per head; the model then learns fx, fy per head and per layer
     rope_2d_angles          the angles of every pair at every grid position; apply_angles turns x by them
-M-RoPE (Qwen2-VL, Qwen3-VL): every token has three positions (time, height, width); each frequency
-pair reads one of them:
-    mrope_position_ids      the (3, n) ids of a sequence of text, images and videos, as transformers'
-                            get_rope_index computes them
+M-RoPE (Qwen2-VL, Qwen2.5-VL, Qwen3-VL): every token has three positions (time, height, width); each
+frequency pair reads one of them:
+    mrope_position_ids      the (3, n) ids of a sequence of text, images and videos, as the released code
+                            computes them (and, by name, as transformers 5.3+ does: text_after)
     mrope_rope_delta        where the tokens generated after a prompt continue (get_rope_index's delta)
     mrope_pair_axes         which of the three a pair reads: Qwen2-VL's consecutive mrope_section
                             chunks, or Qwen3-VL's interleaved allocation (T, H, W, T, H, W, ...)
@@ -26,7 +27,9 @@ import torch
 from . import _validate
 
 MODALITIES = ("image", "video")
-MROPE_MODELS = ("qwen2_vl", "qwen3_vl")
+MROPE_MODELS = ("qwen2_vl", "qwen2_5_vl", "qwen3_vl")
+TEXT_AFTER = ("max_plus_one", "grid_side")
+QWEN2_5_VL_TOKENS_PER_SECOND = 2  # vision_config.tokens_per_second of the published Qwen2.5-VL configs
 LAYOUTS = ("interleaved", "half")
 
 
@@ -127,8 +130,10 @@ def resize_position_table(table, new_grid, *, old_grid=None, num_prefix_tokens=1
     table: (num_prefix_tokens + H * W, C) or (1, ..., C) (NumPy or torch; the result is the same kind).
     The prefix rows (the class token) are kept; the H x W grid of rows is resampled with
     torch.nn.functional.interpolate(mode, antialias, align_corners=False) in float32 (timm's defaults:
-    bicubic, antialias=True, which only matters when shrinking; DeiT's fine-tuning script calls bicubic
-    without antialias). old_grid defaults to the square grid the table holds.
+    bicubic, antialias=True; DeiT's fine-tuning script calls bicubic without antialias). antialias changes
+    the result when enlarging too: with it, torch uses PIL's bicubic kernel (a = -0.5, taps past the edge
+    dropped and the rest renormalised), without it Keys' kernel (a = -0.75, the edge rows repeated); when
+    shrinking it also widens the kernel. old_grid defaults to the square grid the table holds.
     """
     mode = _validate.choice("mode", mode, ("bicubic", "bilinear", "nearest"))
     antialias = _validate.flag("antialias", antialias)
@@ -188,44 +193,79 @@ def _segment(item, model, spatial_merge_size):
     if kind == "image" and t != 1:
         raise ValueError(f"an image's grid has t=1, got {(t, h, w)}")
     if model == "qwen3_vl" and t != 1:
-        raise ValueError(f"Qwen3-VL gives each video frame its own segment, a timestamp's text between frames: "
-                         f"got t={t}; write it as ('video', 1, {h}, {w}) segments separated by text")  # fmt: skip
+        raise ValueError(f"Qwen3-VL gives each temporal patch of a video (2 frames) its own segment, a timestamp's "
+                         f"text between them: got t={t}; write it as ('video', 1, {h}, {w}) segments separated by "
+                         "text")  # fmt: skip
     return (kind, t, h, w)
 
 
-def mrope_position_ids(segments, *, spatial_merge_size=2, model="qwen2_vl", text_after="grid_side"):
-    """(3, n) int64 position ids (time, height, width) for a sequence, as transformers' get_rope_index.
+def mrope_position_ids(segments, *, spatial_merge_size=2, model="qwen2_vl", text_after="max_plus_one",
+                       tokens_per_second=None, second_per_grid_ts=None):  # fmt: skip
+    """(3, n) int64 position ids (time, height, width) for a sequence, as Qwen's released code computes them.
 
     segments: a list of ints (that many text tokens) and (modality, t, h, w) tuples, modality "image" or
-    "video", (t, h, w) the vision encoder's patch grid (image_grid_thw / video_grid_thw); the language
-    model sees (h / m) * (w / m) tokens per frame, m = spatial_merge_size (2 in Qwen2-VL and Qwen3-VL).
-    Text tokens get the same id in all three rows, counting on; a grid starting at position s gets
-    time s + frame, height s + row, width s + column; the text after it continues at s + max(h, w) / m.
-    model "qwen3_vl" takes a video's frames one by one (t = 1, text between: its timestamps).
-    text_after "grid_side" is the rule of transformers 5.x's get_rope_index for the text inside a prompt
-    (s + max(h, w) / m, whatever t); "max_plus_one" is the rule of transformers 4.x's get_rope_index, the
-    code released with Qwen2-VL: one past the largest id so far, s + max(t, h/m, w/m). The two differ
-    exactly when t > max(h, w) / m (a video with more temporal patches than its merged grid has rows and
-    columns); with t = 1 (every image, every Qwen3-VL frame) they agree. Tokens generated after the
-    prompt are placed by mrope_rope_delta in both versions.
+    "video", (t, h, w) the vision encoder's patch grid (image_grid_thw / video_grid_thw: t temporal patches of
+    temporal_patch_size = 2 frames each, h x w patches); the language model sees (h / m) * (w / m) tokens per
+    temporal patch, m = spatial_merge_size (2 in Qwen2-VL, Qwen2.5-VL and Qwen3-VL).
+    Text tokens get the same id in all three rows, counting on; a grid starting at position s gets height
+    s + row, width s + column and time s + its temporal patch k (Qwen2-VL, Qwen3-VL), or for a Qwen2.5-VL video
+    s + floor(k * tokens_per_second * second_per_grid_t), absolute time: second_per_grid_t seconds per temporal
+    patch (temporal_patch_size / fps, as its processor computes it), tokens_per_second ids per second (default
+    2, the published configs'). That product is taken in float32, as transformers takes it.
+    text_after: where the text after a grid starts.
+        "max_plus_one" (default): one past the largest id so far. The rule of the Qwen2-VL paper (section 2.1),
+            of the code released with each model (transformers' get_rope_index up to 5.2), the rule the models
+            were trained with.
+        "grid_side": s + max(h, w) / m, whatever the time ids reached: transformers' get_rope_index from 5.3
+            (its refactor into get_vision_position_ids), 5.24 included.
+    They differ when a video's time ids pass its merged side: for Qwen2-VL when t > max(h, w) / m, for
+    Qwen2.5-VL when floor((t - 1) * tokens_per_second * second_per_grid_t) >= max(h, w) / m (a 16-second clip
+    at 2 ids a second reaches 30). With t = 1 (every image, every Qwen3-VL temporal patch) they agree. Tokens
+    generated after the prompt continue one past its largest id under both (mrope_rope_delta).
+    model "qwen3_vl" takes a video's temporal patches one by one (t = 1, text between: their timestamps).
     """
     m = _validate.positive_int("spatial_merge_size", spatial_merge_size)
     model = _validate.choice("model", model, MROPE_MODELS)
-    text_after = _validate.choice("text_after", text_after, ("grid_side", "max_plus_one"))
+    text_after = _validate.choice("text_after", text_after, TEXT_AFTER)
     if isinstance(segments, str) or not isinstance(segments, list | tuple) or not segments:
         raise TypeError(f"segments must be a non-empty list of ints and (modality, t, h, w) tuples, got {segments!r}")
+    grids = [_segment(item, model, m) for item in segments]
+    intervals = iter(_time_intervals(grids, model, tokens_per_second, second_per_grid_ts))
     pieces, start = [], 0
-    for item in segments:
-        kind, *grid = _segment(item, model, m)
+    for kind, *grid in grids:
         if kind == "text":
             pieces.append(np.broadcast_to(np.arange(start, start + grid[0]), (3, grid[0])))
             start += grid[0]
             continue
         t, h, w = grid[0], grid[1] // m, grid[2] // m
-        frame, row, col = np.meshgrid(np.arange(t), np.arange(h), np.arange(w), indexing="ij")
-        pieces.append(start + np.stack([frame.ravel(), row.ravel(), col.ravel()]))
-        start += max(h, w) if text_after == "grid_side" else max(t, h, w)
+        steps = (np.arange(t, dtype=np.float32) * next(intervals)).astype(np.int64)  # truncation, as .long()
+        time, row, col = np.meshgrid(steps, np.arange(h), np.arange(w), indexing="ij")
+        ids = start + np.stack([time.ravel(), row.ravel(), col.ravel()])
+        pieces.append(ids)
+        start = int(ids.max()) + 1 if text_after == "max_plus_one" else start + max(h, w)
     return np.concatenate(pieces, axis=1).astype(np.int64)
+
+
+def _time_intervals(grids, model, tokens_per_second, second_per_grid_ts):
+    """Per image or video of `grids` (text left out): the float32 step between the time ids of its temporal patches."""
+    videos = sum(kind == "video" for kind, *_ in grids)
+    if model != "qwen2_5_vl":
+        for name, value in (("tokens_per_second", tokens_per_second), ("second_per_grid_ts", second_per_grid_ts)):
+            if value is not None:
+                raise ValueError(f"{name} is Qwen2.5-VL's (absolute time ids): pass model='qwen2_5_vl', got "
+                                 f"model={model!r} and {name}={value!r}")  # fmt: skip
+        return [np.float32(1.0)] * sum(kind != "text" for kind, *_ in grids)
+    rate = QWEN2_5_VL_TOKENS_PER_SECOND if tokens_per_second is None else tokens_per_second
+    if not _validate.finite_real("tokens_per_second", rate) > 0:
+        raise ValueError(f"tokens_per_second must be positive, got {rate}")
+    seconds = [1.0] * videos if second_per_grid_ts is None else second_per_grid_ts
+    if isinstance(seconds, str) or not isinstance(seconds, list | tuple | np.ndarray) or len(seconds) != videos:
+        raise ValueError(f"second_per_grid_ts must hold one number per video ({videos} here), got {seconds!r}")
+    for value in seconds:
+        if not _validate.finite_real("second_per_grid_ts", value) > 0:
+            raise ValueError(f"second_per_grid_ts must hold positive seconds, got {value}")
+    per_video = iter(np.float32(rate) * np.float32(value) for value in seconds)
+    return [next(per_video) if kind == "video" else np.float32(1.0) for kind, *_ in grids if kind != "text"]
 
 
 def mrope_rope_delta(position_ids):
@@ -233,7 +273,7 @@ def mrope_rope_delta(position_ids):
 
     position_ids: a prompt's (3, n) ids (mrope_position_ids). get_rope_index returns this delta, and
     generation gives the token at sequence index n + k the three ids n + k + delta = largest id + 1 + k:
-    what follows the prompt continues one past its largest id, in transformers 4.x and 5.x alike.
+    what follows the prompt continues one past its largest id, in every transformers release.
     """
     positions = _validate.real_array("position_ids", position_ids, 2)
     if positions.shape[0] != 3 or positions.shape[1] == 0:

@@ -17,6 +17,9 @@ in 5.x, without `rope_theta`, which is the `base` argument here):
     longrope      {"short_factor": [...], "long_factor": [...], "original_max_position_embeddings": L,
                    "factor", "attention_factor"}   one searched divisor per pair (Phi-3)
     llama3        {"factor": s, "low_freq_factor": 1, "high_freq_factor": 4, "original_max_position_embeddings": L}
+                  (equal factors, as Llama 4 Scout's 1 and 1, leave no ramp: pairs turning fewer than
+                  low_freq_factor times in L are divided by s, the others kept; transformers warns, then
+                  computes the same)
     proportional  {"partial_rotary_factor": p, "factor": 1}   rotated pairs keep the full head's
                   exponents 2i/d, the other pairs get frequency 0 (transformers' Gemma 4)
 
@@ -66,6 +69,12 @@ _OPTIONAL = {
     "longrope": {"factor": None, "attention_factor": None},
     "proportional": {"partial_rotary_factor": 1.0, "factor": 1.0},
 }
+
+
+def allowed_keys(kind):
+    """The keys a scaling dict of rope_type `kind` may hold (required, then optional), rope_type first."""
+    kind = _validate.choice("rope_type", kind, ROPE_TYPES)
+    return ("rope_type", *_REQUIRED[kind], *_OPTIONAL.get(kind, {}))
 
 
 def _positive(name, value):
@@ -128,7 +137,11 @@ def check_scaling(scaling):
         if low in checked:
             checked[low] = _positive(f"scaling[{low!r}]", checked[low])
             checked[high] = _positive(f"scaling[{high!r}]", checked[high])
-            if checked[low] >= checked[high]:
+            if low == "low_freq_factor" and checked[low] > checked[high]:
+                raise ValueError(
+                    f"scaling[{low!r}] must not exceed scaling[{high!r}], got {checked[low]} > {checked[high]}"
+                )
+            if low == "beta_slow" and checked[low] >= checked[high]:
                 raise ValueError(
                     f"scaling[{low!r}] must be below scaling[{high!r}], got {checked[low]} >= {checked[high]}"
                 )
@@ -196,7 +209,10 @@ def scaled_frequencies(dim, base, scaling, seq_len=None):
         low, high = scaling["beta_slow"], scaling["beta_fast"]
     else:
         low, high = scaling["low_freq_factor"], scaling["high_freq_factor"]
-    gamma = np.clip((rotations - low) / (high - low), 0.0, 1.0)
+    if high == low:  # llama3 with equal factors (Llama 4 Scout: 1 and 1): no ramp, a cut at r = low
+        gamma = (rotations >= high).astype(float)
+    else:
+        gamma = np.clip((rotations - low) / (high - low), 0.0, 1.0)
     return (1 - gamma) * theta / s + gamma * theta
 
 

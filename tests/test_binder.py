@@ -81,8 +81,8 @@ def test_binder_requirements_have_the_same_pins_apart_from_the_torch_build():
     assert not different, f"different pins (requirements.txt, binder/requirements.txt): {different}"
     # everything else in binder/requirements.txt is the index option; pe_lib comes from postBuild
     assert binder_other == [f"--extra-index-url {CPU_INDEX}"], binder_other
-    # and the root file has nothing besides pins but the editable install of pe_lib
-    assert set(root_other) <= {"-e .", "--editable ."}, root_other
+    # and the root file has nothing besides pins but the editable install of pe_lib and the course's lab settings
+    assert set(root_other) == {"-e .", "./lab-settings"}, root_other
 
 
 def test_post_build_installs_pe_lib_without_touching_the_pins():
@@ -94,3 +94,4 @@ def test_post_build_installs_pe_lib_without_touching_the_pins():
     install = [line for line in text.splitlines() if "pip install" in line and not line.lstrip().startswith("#")]
     assert len(install) == 1, install
     assert "-e ." in install[0] and "--no-deps" in install[0], install[0]
+    assert "./lab-settings" in install[0], "Binder needs the course's JupyterLab settings too: " + install[0]

@@ -200,6 +200,36 @@ def test_figures_have_alt_text_that_says_what_they_show(html):
     assert not done, f"{done} no longer show a bare PNG: take them off WITHOUT_ALT_TEXT"
 
 
+ELEMENT_ID = re.compile(r'\bid="([^"]+)"')
+
+
+def test_every_link_between_the_books_pages_resolves(html):
+    """Every relative link on every page (notebooks, solutions, the docs, the landing page) names a page of the
+    book that exists, and its #anchor an element on that page: no dead end inside the book."""
+    pages = _book_pages(html)
+    ids = {}
+    broken, followed = [], 0
+    for name in pages:
+        for href in _parse(html / name).links:
+            if re.match(r"^[a-z][a-z0-9+.-]*:", href):  # https:, mailto:, javascript:
+                continue
+            target, _, anchor = href.partition("#")
+            path = (html / name).parent / target if target else html / name
+            if path.is_dir():
+                path = path / "index.html"
+            path = path.resolve()
+            followed += 1
+            if not path.is_file() or not path.is_relative_to(html.resolve()):
+                broken.append(f"{name}: {href} (no such file)")
+            elif anchor and path.suffix == ".html":
+                if path not in ids:
+                    ids[path] = set(ELEMENT_ID.findall(path.read_text(encoding="utf-8")))
+                if anchor not in ids[path]:
+                    broken.append(f"{name}: {href} (no element with id {anchor!r})")
+    assert followed > 100, followed
+    assert not broken, f"{len(broken)} broken links:\n" + "\n".join(broken[:30])
+
+
 def test_search_index(html):
     index = html / "searchindex.js"
     assert index.is_file() and (html / "search.html").is_file()
@@ -248,12 +278,23 @@ JS_FIGURES = """() => Array.from(document.querySelectorAll("article .cell_output
 })"""
 
 
+# MathJax's typeset formulas on the page, once it has finished (it typesets after the page has loaded).
+JS_MATH = """async () => {
+  if (!window.MathJax || !window.MathJax.startup) return {loaded: false};
+  await window.MathJax.startup.promise;
+  const containers = Array.from(document.querySelectorAll("article mjx-container"));
+  return {loaded: true, version: window.MathJax.version, formulas: containers.length,
+          errors: document.querySelectorAll("article mjx-merror").length,
+          shown: containers.filter(c => c.getBoundingClientRect().width > 0).length};
+}"""
+
+
 @pytest.mark.browser
 def test_a_page_and_search_in_chromium(html, served, browser):
     notebook = NOTEBOOKS[0]
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
     context.set_default_timeout(30_000)
-    offline = []  # the published site loads MathJax from a CDN; the test stays on this machine
+    offline = []  # every request off this machine is refused: the book must work offline
     context.route(
         re.compile(r"^(?!http://127\.0\.0\.1:).*"), lambda route: (offline.append(route.request.url), route.abort())
     )
@@ -272,7 +313,10 @@ def test_a_page_and_search_in_chromium(html, served, browser):
         broken = [f["src"] for f in figures if not (f["complete"] and f["naturalWidth"] > 0)]
         assert figures and not broken, f"figures that did not load: {broken}"
         assert figures[0]["width"] > 100 and figures[0]["height"] > 50, figures[0]
-        # the launch buttons are in the page (in the rocket menu of the header)
+        # formulas are typeset by the MathJax the book serves itself (docs/book/conf.py), with the network off
+        math = page.evaluate(JS_MATH)
+        assert math["loaded"] and math["formulas"] > 0 and math["shown"] > 0 and not math["errors"], math
+        assert not any("mathjax" in url.lower() for url in offline), f"MathJax fetched from the network: {offline}"
         binder = page.locator("a[href^='https://mybinder.org/v2/gh/']")
         assert binder.count() == 1 and binder.get_attribute("href").endswith(_repo_path(notebook))
 
@@ -284,7 +328,8 @@ def test_a_page_and_search_in_chromium(html, served, browser):
         assert not errors, f"JavaScript errors: {errors}"
     finally:
         context.close()
-    print(f"\nrequests refused (off this machine): {sorted(set(offline))}")
+    print(f"\nMathJax {math['version']}: {math['formulas']} formulas typeset offline")
+    print(f"requests refused (off this machine): {sorted(set(offline))}")
 
 
 def _book_pages(html):

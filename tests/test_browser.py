@@ -29,10 +29,13 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.error
+import urllib.parse
 import urllib.request
 from pathlib import Path
 
 import pytest
+from course_links import learner_files, readme_lab_command, relative_links, resolve, server_root
 
 pytestmark = pytest.mark.browser
 
@@ -40,11 +43,13 @@ ROOT = Path(__file__).resolve().parent.parent
 # PE_NOTEBOOK_DIR points the test at another folder of notebooks (used to develop the test itself).
 NOTEBOOK_DIR = Path(os.environ.get("PE_NOTEBOOK_DIR", ROOT / "notebooks")).resolve()
 NOTEBOOKS = sorted(NOTEBOOK_DIR.glob("[0-9][0-9]_*.ipynb"))
-# JupyterLab settings for the test server: every cell attached to the DOM (no windowing, so
-# the page can be inspected as a whole), no news or update checks (no internet here).
+# PE_SLIDE_SCREENSHOTS=DIR saves every slide as DIR/NN_name/slide-NN.png, to look at (the test measures them).
+SCREENSHOTS = os.environ.get("PE_SLIDE_SCREENSHOTS")
+# The test server's own user settings: every cell attached to the DOM (no windowing, so the page
+# can be inspected as a whole). Everything else is the course's settings as a learner gets them
+# (lab-settings/, installed into this environment by requirements.txt): no news toast, the slides' styles.
 LAB_SETTINGS = {
     "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {"windowingMode": "none"},
-    "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {"fetchNews": "false", "checkForUpdates": False},
 }
 VIEWPORT = {"width": 1400, "height": 1000}  # the notebook view: wide enough for every figure
 SERVER_START_S = 90
@@ -55,6 +60,9 @@ SLIDER_S = 15
 # The lecture screen: a 720p projector. A slide may be this tall (the deck's own padding included).
 SLIDE_VIEWPORT = {"width": 1280, "height": 720}
 SLIDE_TOLERANCE_PX = 2  # sub-pixel rounding of the layout
+FILL_TOLERANCE_PX = 12  # a slide with a figure reaches this close to the bottom of its room
+# The least computed font size on a slide, in CSS pixels, by kind of text: readable from the back of a room.
+MIN_FONT_PX = {"body": 24, "heading": 28, "math": 24, "code": 20, "control": 20}
 KEY_S = 10  # a key press in the deck shows the next cell within this time
 
 # JavaScript run in the page. `window.jupyterapp` exists because the server runs with
@@ -149,7 +157,9 @@ JS_STOP_DECK = """async () => {
 }"""
 # What the deck shows now. jupyterlab-slideshow marks the cells of the current slide with
 # jp-deck-mod-onscreen (the rest collapse to height 0) and scrolls the notebook's outer box when a
-# slide is taller than the screen: that box's scrollHeight is the slide's height as laid out.
+# slide is taller than its room: that box's scrollHeight is the slide's height as laid out, its
+# clientHeight the room the course's deck styles give a slide (the screen less the strips kept clear
+# of the deck's controls).
 JS_EXPLORER_CELLS = """() => window.jupyterapp.shell.currentWidget.content.widgets
   .map((cell, index) => cell.node.querySelector(".pe-explorer") ? index : -1).filter(index => index >= 0)"""
 JS_DECK_STATE = """async (explorerCells) => {
@@ -157,18 +167,52 @@ JS_DECK_STATE = """async (explorerCells) => {
   const panel = window.jupyterapp.shell.currentWidget;
   const notebook = panel.content;
   const box = panel.node.querySelector(".jp-WindowedPanel-outer") || notebook.node;
+  const room = box.getBoundingClientRect();
   const onScreen = notebook.widgets.map((cell, index) => ({cell, index}))
     .filter(({cell}) => cell.hasClass("jp-deck-mod-onscreen"));
   const rects = onScreen.map(({cell}) => cell.node.getBoundingClientRect());
+  const rect = r => ({left: Math.round(r.left), top: Math.round(r.top), right: Math.round(r.right),
+                      bottom: Math.round(r.bottom)});
+  // What a click on the slide could hit instead of the slide: the deck's arrows, the notebook toolbar (it
+  // shows on hover but takes clicks while invisible), the design tools' button.
+  const controls = Array.from(document.querySelectorAll(
+      ".jp-Deck-Remote button, .jp-Deck .jp-NotebookPanel-toolbar, .jp-Deck-DesignTools button"))
+    .map(node => ({name: node.className.toString().slice(0, 60) || node.tagName, box: node.getBoundingClientRect()}))
+    .filter(({box}) => box.width > 0 && box.height > 0)
+    .map(({name, box}) => ({name, ...rect(box)}));
+  const content = rects.map((r, i) => ({index: onScreen[i].index, left: r.left, right: r.right,
+    top: Math.max(r.top, room.top), bottom: Math.min(r.bottom, room.bottom)}))
+    .filter(r => r.bottom > r.top);
+  const covered = [];
+  for (const control of controls) {
+    for (const cell of content) {
+      if (control.left < cell.right && control.right > cell.left
+          && control.top < cell.bottom && control.bottom > cell.top) {
+        covered.push(`${control.name} at (${control.left}, ${control.top}) over cell ${cell.index}`);
+      }
+    }
+  }
+  const figures = onScreen.flatMap(({cell}) => Array.from(cell.node.querySelectorAll(".jp-OutputArea-output img")));
   const explorers = onScreen.filter(({index}) => explorerCells.includes(index)).map(({cell, index}) => {
     const img = cell.node.querySelector(".pe-explorer img.pe-explorer-figure");
     const shown = img ? img.getBoundingClientRect() : null;
+    // every slider handle on screen and the topmost element where a pointer would grab it
+    const handles = Array.from(cell.node.querySelectorAll(".pe-explorer .widget-slider .noUi-handle")).map(handle => {
+      const r = handle.getBoundingClientRect();
+      const x = (r.left + r.right) / 2, y = (r.top + r.bottom) / 2;
+      const hit = document.elementFromPoint(x, y);
+      return {inView: r.height > 0 && r.top >= room.top - 1 && r.bottom <= room.bottom + 1 && r.right <= room.right + 1,
+              reachable: Boolean(hit && (hit === handle || handle.contains(hit) || hit.contains(handle)))};
+    });
     return {
       index,
       widget: Boolean(cell.node.querySelector(".jp-OutputArea-output .jupyter-widgets")
         && cell.node.querySelector(".pe-explorer")),
       naturalWidth: img ? img.naturalWidth : 0,
-      inView: Boolean(shown && shown.height > 0 && shown.top >= -1 && shown.bottom <= window.innerHeight + 1),
+      inView: Boolean(shown && shown.height > 0 && shown.top >= room.top - 1 && shown.bottom <= room.bottom + 1),
+      figure: shown ? [Math.round(shown.width), Math.round(shown.height)] : null,
+      handles: handles.length,
+      handlesOff: handles.filter(h => !h.inView || !h.reachable).length,
       error: /Error displaying widget|model not found|Loading widget/i.test(cell.node.innerText),
     };
   });
@@ -177,9 +221,14 @@ JS_DECK_STATE = """async (explorerCells) => {
     active: notebook.activeCellIndex,
     cells: onScreen.map(({index}) => index),
     height: Math.round(box.scrollHeight),
+    room: Math.round(box.clientHeight),
+    roomTop: Math.round(room.top),
+    roomBottom: Math.round(room.bottom),
     top: Math.round(Math.min(...rects.map(r => r.top))),
     bottom: Math.round(Math.max(...rects.map(r => r.bottom))),
     viewport: window.innerHeight,
+    figures: figures.length,
+    covered,
     math: onScreen.reduce((n, {cell}) => n + cell.node.querySelectorAll("mjx-container").length, 0),
     mathErrors: onScreen.reduce((n, {cell}) => n + cell.node.querySelectorAll("mjx-merror").length, 0),
     text: onScreen.map(({cell}) => cell.node.innerText).join(" / ").slice(0, 300),
@@ -214,6 +263,17 @@ def install_custom_css(config_dir):
     shutil.copyfile(CUSTOM_CSS, config_dir / "custom" / "custom.css")
 
 
+def _link_targets():
+    """Every existing file the notebooks' and docs' relative links open (tests/course_links.py)."""
+    targets = set()
+    for path in learner_files():
+        for target in relative_links(path):
+            file, _ = resolve(path, target)
+            if file is not None and file.is_file():
+                targets.add(file)
+    return targets
+
+
 def _free_port():
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -231,31 +291,44 @@ def _api(server, method, path):
 
 @pytest.fixture(scope="session")
 def lab_server():
-    """JupyterLab on 127.0.0.1 (random free port, random token), serving a temporary copy of notebooks/."""
+    """JupyterLab on 127.0.0.1 (random free port, random token), started as the README starts it.
+
+    In a temporary copy of the clone's learner files (notebooks/ and every file their links reach), with
+    the README's own `jupyter lab` arguments (so it serves the folder a learner's JupyterLab serves) and the
+    test's (no browser, a port, a token, the app exposed to the page's scripts).
+    """
     with tempfile.TemporaryDirectory(prefix="pe-browser-") as tmp:
         tmp = Path(tmp)
-        root = tmp / "notebooks"
-        shutil.copytree(NOTEBOOK_DIR, root, ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
+        clone = tmp / "clone"
+        shutil.copytree(NOTEBOOK_DIR, clone / "notebooks", ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
+        for path in _link_targets() | {ROOT / "README.md"}:  # what the learner files link to, and the README
+            if not path.is_relative_to(ROOT / "notebooks"):
+                (clone / path.relative_to(ROOT)).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(path, clone / path.relative_to(ROOT))
+        readme = readme_lab_command()
+        root = server_root(readme, cwd=clone)
         env = lab_environment(tmp)
         port, token = _free_port(), secrets.token_hex(24)
         command = [
             sys.executable,
             "-m",
             "jupyterlab",
+            *readme,
             "--no-browser",
             "--ip=127.0.0.1",
             f"--port={port}",
             "--ServerApp.port_retries=0",
             f"--IdentityProvider.token={token}",
             "--ServerApp.allow_root=True",
-            f"--ServerApp.root_dir={root}",
             "--LabApp.expose_app_in_browser=True",
             "--LabApp.custom_css=True",  # the course's code colours (binder/custom.css), as Binder has them
         ]
         log_path = tmp / "server.log"
         with open(log_path, "w") as log:
-            process = subprocess.Popen(command, cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT)
-        server = {"url": f"http://127.0.0.1:{port}", "token": token, "root": root, "process": process}
+            process = subprocess.Popen(command, cwd=clone, env=env, stdout=log, stderr=subprocess.STDOUT)
+        server = {"url": f"http://127.0.0.1:{port}", "token": token, "root": root, "clone": clone, "process": process}
+        # where the notebooks are, as JupyterLab names paths: relative to the folder it serves
+        server["notebooks"] = (clone / "notebooks").relative_to(root).as_posix().removeprefix(".")
         try:
             deadline = time.monotonic() + SERVER_START_S
             while True:
@@ -306,10 +379,15 @@ class LabPage:
         self.page.wait_for_function(JS_APP_READY, timeout=OPEN_S * 1000, polling=250)
         self.page.evaluate("async () => { await window.jupyterapp.restored; }")  # layout restored: safe to open
 
-    def open(self, relative_path):
-        """Open a notebook (in a fresh kernel) as the only document; return the page."""
+    def load(self):
+        """The page with JupyterLab loaded (loaded now if it is not yet)."""
         if self.page is None or self.page.is_closed():
             self._load()
+        return self.page
+
+    def open(self, relative_path):
+        """Open a notebook (in a fresh kernel) as the only document; return the page."""
+        self.load()
         self.errors.clear()
         self.page.evaluate(JS_OPEN, relative_path)
         self.page.wait_for_function(JS_NOTEBOOK_READY, arg=relative_path, timeout=OPEN_S * 1000, polling=250)
@@ -434,25 +512,42 @@ def _deck_plan(notebook):
     return shown, starts
 
 
+def _scrolls(state):
+    """True for a slide the deck has to scroll: content taller than the room it gives a slide."""
+    return state["height"] > state["room"] + SLIDE_TOLERANCE_PX
+
+
 def _slide_problems(number, state):
-    """What is wrong with one slide as shown: too tall, clipped, broken math, a dead explorer."""
+    """What is wrong with one slide as shown: too tall, not filling the screen with its figure, covered by the
+    deck's controls, broken math, a dead or unreachable explorer."""
     where = f"slide {number} (cells {state['cells'][0]}-{state['cells'][-1]})"
-    limit = state["viewport"] + SLIDE_TOLERANCE_PX
     problems = []
-    if state["height"] > limit or state["top"] < -SLIDE_TOLERANCE_PX or state["bottom"] > limit:
+    # A slide may scroll only when nothing could be cut: a single cell (a long text, a long printed table)
+    # without a figure. A slide with a figure or an explorer always fits: the figure takes the room left.
+    if _scrolls(state) and (len(state["cells"]) > 1 or state["figures"]):
         problems.append(
-            f"{where}: {state['height']} px tall on a {state['viewport']} px screen "
-            f"(cells from y={state['top']} to y={state['bottom']}): {state['text'][:80]!r}"
+            f"{where}: {state['height']} px tall in a slide's {state['room']} px (a {state['viewport']} px "
+            f"screen): {state['text'][:80]!r}"
         )
+    if state["figures"] and not _scrolls(state) and state["bottom"] < state["roomBottom"] - FILL_TOLERANCE_PX:
+        problems.append(
+            f"{where}: its figure leaves the screen unused below y={state['bottom']} (the slide ends at "
+            f"y={state['roomBottom']}): the deck's styles did not let the figure grow"
+        )
+    problems += [f"{where}: the deck's controls cover the slide: {covered}" for covered in state["covered"]]
     if state["mathErrors"]:
         problems.append(f"{where}: {state['mathErrors']} MathJax error(s)")
     for explorer in state["explorers"]:
-        if explorer["error"] or not explorer["widget"] or not explorer["naturalWidth"] or not explorer["inView"]:
-            problems.append(f"{where}: the explorer of cell {explorer['index']} is not live on the slide: {explorer}")
+        live = explorer["widget"] and explorer["naturalWidth"] and not explorer["error"]
+        if not live or not explorer["inView"] or not explorer["handles"] or explorer["handlesOff"]:
+            problems.append(
+                f"{where}: the explorer of cell {explorer['index']} is not live and usable on the slide "
+                f"(figure in view, every slider on screen and not covered): {explorer}"
+            )
     return problems
 
 
-# Every piece of text on the slide shown now: its colour, the first opaque background behind it, its size.
+# Every piece of text on the slide shown now: its colour, the first opaque background behind it, its size, its kind.
 JS_SLIDE_TEXT = """() => {
   const found = [];
   for (const cell of document.querySelectorAll(".jp-deck-mod-onscreen")) {
@@ -469,8 +564,16 @@ JS_SLIDE_TEXT = """() => {
         const colour = getComputedStyle(up).backgroundColor;
         if (colour && colour !== "transparent" && !/rgba\\(.*, 0\\)$/.test(colour)) { background = colour; break; }
       }
-      found.push({text: walker.currentNode.textContent.trim().slice(0, 50), color: style.color, background,
-                  size: parseFloat(style.fontSize), bold: parseInt(style.fontWeight, 10) >= 700});
+      // what kind of text it is, for its least size (MIN_FONT_PX); math is measured at its container
+      const math = element.closest("mjx-container");
+      const kind = math ? "math"
+        : element.closest(".jupyter-widgets") ? "control"
+        : element.closest("h1, h2, h3, h4, h5, h6") ? "heading"
+        : element.closest(".cm-editor, pre, code, .jp-OutputArea-output[data-mime-type^='application/vnd.jupyter.std']")
+          ? "code" : "body";
+      found.push({text: walker.currentNode.textContent.trim().slice(0, 50), color: style.color, background, kind,
+                  size: parseFloat(getComputedStyle(math || element).fontSize),
+                  bold: parseInt(style.fontWeight, 10) >= 700});
     }
   }
   return found;
@@ -483,10 +586,12 @@ def _css_colour(text):
     return (*(v / 255 for v in values[:3]), values[3] if len(values) > 3 else 1.0)
 
 
-def _contrast_problems(page, number, checked):
-    """Text on the slide shown now below WCAG 2.1's contrast (4.5:1; 3:1 for large text), as problems.
+def _text_problems(page, number, checked, smallest):
+    """Text on the slide shown now below WCAG 2.1's contrast (4.5:1; 3:1 for large text) or below its least
+    size (MIN_FONT_PX), as problems.
 
-    checked: a list that gets the number of texts measured on this slide.
+    checked: a list that gets the number of texts measured on this slide; smallest: {kind: (size, text)},
+    updated with the smallest text of each kind seen so far.
     """
     from pe_lib.colours import contrast_ratio
 
@@ -499,6 +604,12 @@ def _contrast_problems(page, number, checked):
         ratio = contrast_ratio(_css_colour(text["color"]), _css_colour(text["background"])[:3])
         if ratio < needed:
             problems.append(f"slide {number}: {text['text']!r} at {ratio:.2f}:1, below {needed}:1 ({text})")
+        kind, size = text["kind"], text["size"]
+        if size < MIN_FONT_PX[kind]:
+            least = MIN_FONT_PX[kind]
+            problems.append(f"slide {number}: {kind} text {text['text']!r} at {size:g} px, under {least} px")
+        if kind not in smallest or size < smallest[kind][0]:
+            smallest[kind] = (size, text["text"])
     return problems
 
 
@@ -515,15 +626,19 @@ def _present(page, notebook):
     page.evaluate(JS_SELECT_FIRST_CELL)
     page.locator('.jp-NotebookPanel-toolbar [data-command="deck:toggle"]:visible').first.click()
     page.wait_for_function(JS_PRESENTING, timeout=KEY_S * 1000, polling=100)
-    slides, problems, moved, seen, contrast_checked = [], [], [], set(), []
+    slides, problems, moved, seen, contrast_checked, smallest = [], [], [], set(), [], {}
     while True:
         state = page.evaluate(JS_DECK_STATE, explorer_cells)
         assert state["presenting"], f"the deck stopped by itself at cell {state['active']}"
         seen.update(state["cells"])
         if state["cells"] and (not slides or state["cells"] != slides[-1]["cells"]):
             slides.append(state)
+            if SCREENSHOTS:
+                folder = Path(SCREENSHOTS) / notebook.stem
+                folder.mkdir(parents=True, exist_ok=True)
+                page.screenshot(path=str(folder / f"slide-{len(slides):02d}.png"))
             problems += _slide_problems(len(slides), state)
-            problems += _contrast_problems(page, len(slides), contrast_checked)
+            problems += _text_problems(page, len(slides), contrast_checked, smallest)
             explorers = page.locator(".jp-deck-mod-onscreen .pe-explorer")
             for i in range(explorers.count()):
                 slider, result = _move_a_slider(page, explorers.nth(i))
@@ -566,19 +681,106 @@ def _present(page, notebook):
         )
     assert sum(contrast_checked) > 0, "no text measured for contrast on any slide"
     assert not problems, f"{notebook.name} as slides at 1280 x 720:\n" + "\n".join(problems)
+    assert set(smallest) >= {"body", "heading"}, f"no body text or heading measured on any slide: {smallest}"
     return {
         "slides": len(slides),
-        "tallest": max(slide["height"] for slide in slides),
+        "scrolling": [f"{i + 1} (cell {slide['cells'][0]})" for i, slide in enumerate(slides) if _scrolls(slide)],
         "moved": moved,
         "contrast": sum(contrast_checked),
+        "smallest": smallest,
     }
+
+
+JS_NEWS_SETTING = """async () => {
+  const settings = await window.jupyterapp.serviceManager.settings.fetch("@jupyterlab/apputils-extension:notification");
+  return settings.schema.properties.fetchNews.default;
+}"""
+JS_CURRENT_DOCUMENT = """() => {
+  const widget = window.jupyterapp.shell.currentWidget;
+  return widget && widget.context ? {path: widget.context.path, markdown: Boolean(widget.node.querySelector(
+    ".jp-MarkdownViewer .jp-RenderedMarkdown h1")), text: widget.node.innerText.slice(0, 80)} : null;
+}"""
+
+
+def test_no_news_toast(lab):
+    """JupyterLab as the course installs it asks nothing about Jupyter news: the toast covered the deck's arrows."""
+    page = lab.load()
+    assert page.evaluate(JS_NEWS_SETTING) == "false", "lab-settings/ is not installed in this environment"
+    page.wait_for_timeout(2000)  # the question comes a moment after start-up when it comes
+    assert not page.locator(".jp-Notification-Toast, .Toastify__toast").count(), page.locator("body").inner_text()[:300]
+
+
+def test_every_link_target_is_served(lab_server):
+    """JupyterLab, started as the README says, serves every file the notebooks and docs link to."""
+    missing, asked = [], 0
+    for path in learner_files():
+        for target in relative_links(path):
+            file, _ = resolve(path, target)
+            in_clone = lab_server["clone"] / file.relative_to(ROOT) if file is not None else None
+            asked += 1
+            if in_clone is None or not in_clone.is_relative_to(lab_server["root"]):
+                missing.append(f"{path.relative_to(ROOT)}: {target} (outside the folder JupyterLab serves)")
+                continue
+            served = in_clone.relative_to(lab_server["root"]).as_posix()
+            try:
+                _api(lab_server, "GET", f"/api/contents/{urllib.parse.quote(served)}?content=0")
+            except urllib.error.HTTPError as error:
+                missing.append(f"{path.relative_to(ROOT)}: {target} (JupyterLab answers {error.code})")
+    assert asked >= 60, asked
+    assert not missing, "links JupyterLab cannot open:\n" + "\n".join(missing)
+
+
+@pytest.mark.skipif(not (NOTEBOOK_DIR / "01_order_problem.ipynb").exists(), reason="no notebook 01 here")
+def test_a_link_opens_its_document(lab):
+    """A click on notebook 01's "table of sources" opens docs/sources.md, rendered (the course's default viewer)."""
+    page = lab.open("/".join(filter(None, [lab.server["notebooks"], "01_order_problem.ipynb"])))
+    try:
+        link = page.locator(".jp-NotebookPanel .jp-RenderedMarkdown a", has_text="table of sources").first
+        link.scroll_into_view_if_needed()
+        link.click()
+        expected = (lab.server["clone"] / "docs" / "sources.md").relative_to(lab.server["root"]).as_posix()
+        page.wait_for_function(f"() => ({JS_CURRENT_DOCUMENT})()?.path === {json.dumps(expected)}", timeout=30_000)
+        opened = page.evaluate(JS_CURRENT_DOCUMENT)
+        assert opened["markdown"] and "sources" in opened["text"].lower(), opened
+    finally:
+        lab.close_documents()
+
+
+JS_DECK_ACTIVE = """async () => {
+  const settings = await window.jupyterapp.serviceManager.settings.fetch("jupyterlab-slideshow:plugin");
+  return JSON.parse(settings.raw || "{}").active;
+}"""
+
+
+@pytest.mark.skipif(not (NOTEBOOK_DIR / "01_order_problem.ipynb").exists(), reason="no notebook 01 here")
+def test_a_deck_left_open_reopens_and_its_exit_button_leaves_it(lab):
+    """As docs/teaching.md says: a page reloaded mid-show comes back presenting (whatever it shows: here the
+    Launcher, as the test's workspace is not kept); the Exit Deck button leaves it, and it stays left."""
+    page = lab.open("/".join(filter(None, [lab.server["notebooks"], "01_order_problem.ipynb"])))
+    try:
+        page.evaluate("async () => { await window.jupyterapp.commands.execute('deck:start'); }")
+        page.wait_for_function(JS_PRESENTING, timeout=KEY_S * 1000, polling=100)
+        page.reload()
+        page.wait_for_function(JS_APP_READY, timeout=OPEN_S * 1000, polling=250)
+        page.wait_for_function("() => document.body.dataset.jpDeckMode === 'presenting'", timeout=OPEN_S * 1000)
+        page.locator(".jp-Deck-Remote button.jp-deck-mod-stop").click()
+        page.wait_for_function("() => document.body.dataset.jpDeckMode !== 'presenting'", timeout=KEY_S * 1000)
+        # what a next start reads: the deck's "active" setting, off again
+        deadline = time.monotonic() + KEY_S
+        while page.evaluate(JS_DECK_ACTIVE) is not False and time.monotonic() < deadline:
+            time.sleep(0.25)
+        assert page.evaluate(JS_DECK_ACTIVE) is False, "the deck would come back at the next start"
+    finally:
+        if not page.is_closed():
+            page.evaluate(JS_STOP_DECK)
+        lab.close_documents()
 
 
 @pytest.mark.skipif(not NOTEBOOKS, reason="no notebooks/NN_*.ipynb yet")
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=[path.stem for path in NOTEBOOKS])
 def test_notebook_runs_in_jupyterlab(notebook, lab, record_property):
     """Opens unmodified, runs, every widget renders and moves; then the same page presents it as slides."""
-    relative = notebook.relative_to(NOTEBOOK_DIR).as_posix()
+    relative = "/".join(filter(None, [lab.server["notebooks"], notebook.relative_to(NOTEBOOK_DIR).as_posix()]))
     start = time.perf_counter()
     page = lab.open(relative)
     python_note = ""
@@ -641,15 +843,18 @@ def test_notebook_runs_in_jupyterlab(notebook, lab, record_property):
     record_property("seconds_run_all", round(ran - opened, 1))
     record_property("explorers", len(moved))
     record_property("slides", deck["slides"])
-    record_property("tallest_slide_px", deck["tallest"])
+    record_property("scrolling_slides", len(deck["scrolling"]))
     record_property("seconds_slides", round(presented - done, 1))
     print(
         f"\n{notebook.name}: open {opened - start:.1f} s, run all {ran - opened:.1f} s, "
         f"{len(moved)} explorer(s) moved in {done - ran:.1f} s (key press -> new figure: {latencies}), "
-        f"{deck['slides']} slides at 1280 x 720 in {presented - done:.1f} s (tallest {deck['tallest']} px, "
-        f"{len(deck['moved'])} explorer(s) moved on their slides, {deck['contrast']} texts checked for contrast), "
-        f"total {presented - start:.1f} s"
+        f"{deck['slides']} slides at 1280 x 720 in {presented - done:.1f} s ({len(deck['moved'])} explorer(s) moved "
+        f"on their slides, {deck['contrast']} texts checked for contrast and size), total {presented - start:.1f} s"
     )
+    smallest = ", ".join(f"{kind} {size:g} px" for kind, (size, _) in sorted(deck["smallest"].items()))
+    print(f"  smallest text on the slides: {smallest}")
+    if deck["scrolling"]:
+        print(f"  slides that scroll (one cell taller than the screen): {', '.join(deck['scrolling'])}")
     if python_note:
         print(python_note)
     if page_errors:

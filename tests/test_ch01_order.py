@@ -10,7 +10,7 @@ from matplotlib.figure import Figure
 
 import pe_lib
 from pe_lib import ch01_order as ch01
-from pe_lib import colours, figures
+from pe_lib import colours, figures, findings
 from pe_lib.explorer import Explorer
 
 D_MODEL = 8
@@ -210,9 +210,43 @@ def test_order_explorer_finding_says_what_positions_change():
     assert "without positions" in explorer.finding() and "(largest change < 1e-06)" in explorer.finding()
     explorer.update(pe_strength=0.5)
     largest = ch01.measured(explorer.state["shift"].max())
-    assert f"with 0.50 x PE: the words' outputs change (largest change {largest})" in explorer.alt_text()
+    smallest = ch01.measured(explorer.state["shift"].min())
+    assert f"with PE strength 0.50: every word's output changes (smallest change {smallest}, largest {largest})" in (
+        explorer.alt_text()
+    )
     explorer.update(rotate=0)
     assert "not reordered" in explorer.finding()
+
+
+@pytest.mark.parametrize("strength", [0.05, 0.5, 1.0])
+@pytest.mark.parametrize("rotate", [1, 2, 4])
+def test_order_explorer_finding_quotes_the_frames_bars(strength, rotate):
+    """The caption's smallest and largest change are the bars drawn in this frame, recomputed from the outputs."""
+    explorer = ch01.OrderExplorer()
+    explorer.update(sentence="the dog bit the man", rotate=rotate, pe_strength=strength)
+    bars = np.array([bar.get_height() for bar in explorer.bars if bar.get_visible()])
+    words = explorer.state["words"]
+    x = np.stack([explorer.vector(word) for word in words])
+    positions = strength * pe_lib.sinusoidal_encoding(len(words), explorer.d_model)
+    order = np.roll(np.arange(len(words)), -rotate)
+    before = pe_lib.self_attention(x + positions, *explorer.weights)[0]
+    after = pe_lib.self_attention(x[order] + positions, *explorer.weights)[0]
+    moved = np.linalg.norm(after - before[order], axis=1)  # word order[j], now at position j
+    assert np.allclose(np.sort(bars), np.sort(moved))
+    finding = explorer.finding()
+    assert "every word's output changes" in finding
+    assert not findings.check_quotes(finding, {"smallest bar": bars.min(), "largest bar": bars.max()})
+    explorer.close()
+
+
+def test_order_explorer_finding_counts_words_whose_output_did_not_change():
+    explorer = ch01.OrderExplorer()
+    explorer.update(sentence="the dog bit", rotate=1, pe_strength=0.5)
+    explorer.state["shift"] = np.array([0.0, 0.5, 1e-9])  # as if two words' outputs had not moved: rounding
+    assert explorer.finding().endswith("with PE strength 0.50: 1 of 3 words' outputs change (largest change 0.5)")
+    explorer.state["shift"] = np.zeros(3)
+    assert explorer.finding().endswith("no word's output changes (largest change < 1e-06)")
+    explorer.close()
 
 
 def test_model_shift_bars_colour_says_positions_and_hatch_says_model():

@@ -6,6 +6,7 @@ from matplotlib.figure import Figure
 
 import pe_lib
 from pe_lib import ch02_naive as ch02
+from pe_lib import findings
 from pe_lib.explorer import Explorer
 
 # --- plots -----------------------------------------------------------------------------------
@@ -217,3 +218,22 @@ def test_naive_explorer_finding_and_colours_follow_the_encoding():
     explorer.update(encoding="sinusoidal")
     assert "varies over p by up to 0 at one offset (the offset alone decides the similarity)" in explorer.finding()
     assert explorer._mean.get_color() == "C0"
+
+
+@pytest.mark.parametrize("encoding", ch02.NaiveEncodingExplorer.ENCODINGS)
+@pytest.mark.parametrize("length", [2, 40, 128])
+def test_naive_explorer_finding_quotes_the_frames_table_and_band(encoding, length):
+    """The caption's value range is the drawn image's; its widest spread over p, recomputed from the table."""
+    explorer = ch02.NaiveEncodingExplorer(encoding=encoding, length=length)
+    table = explorer._image.get_array()  # the table drawn
+    d = table.shape[1]
+    widest = max(np.ptp(np.sum(table[: length - k] * table[k:], axis=1)) / d for k in range(length))
+    quotes = {"smallest value drawn": table.min(), "largest value drawn": table.max()}
+    finding = explorer.finding()
+    if widest > 1e-9:
+        quotes["widest spread over p"] = widest
+        assert finding.endswith("(the position matters too)")
+    else:
+        assert "by up to 0 at one offset (the offset alone decides the similarity)" in finding
+    assert not findings.check_quotes(finding, quotes), finding
+    explorer.close()

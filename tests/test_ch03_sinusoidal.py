@@ -12,7 +12,7 @@ from test_figures import text_problems
 
 import pe_lib
 from pe_lib import ch03_sinusoidal as ch03
-from pe_lib import figures
+from pe_lib import figures, findings
 from pe_lib.explorer import Explorer
 
 # ---------------------------------------------------------------- plots
@@ -169,5 +169,32 @@ def test_collision_explorer_finding_counts_the_collisions():
     explorer = ch03.CollisionExplorer(base=2, d_model=16, position=0)
     assert explorer.finding().startswith(f"Base 2, d_model 16: {explorer.collisions.size} row")
     explorer.update(base=10000)
-    assert explorer.collisions.size == 0 and "0 rows at least 2 positions from 0" in explorer.alt_text()
+    assert explorer.collisions.size == 0 and "0 rows are at least 2 positions from 0" in explorer.alt_text()
     assert "wavelength is 19,869 positions" in explorer.finding()
+    explorer.update(base=2, d_model=16, position=0)
+    assert "1 row is at least 2 positions from 0 and yet closer" in explorer.finding()
+
+
+@pytest.mark.parametrize(("base", "d_model", "position"), [(2, 16, 0), (2, 8, 700), (10, 4, 100), (10000, 64, 2047)])
+def test_collision_explorer_finding_quotes_the_frames_distances(base, d_model, position):
+    """The caption's count, neighbour distance, nearest far row and wavelength, recomputed from the drawn curve."""
+    explorer = ch03.CollisionExplorer(base=base, d_model=d_model, position=position)
+    distance = explorer._curve.get_ydata()  # the curve drawn: distance from the chosen row to every row q
+    table = pe_lib.sinusoidal_encoding(explorer.n, d_model, base=base)
+    assert np.allclose(distance, np.linalg.norm(table - table[position], axis=1))
+    neighbour = np.sqrt(2 * np.sum(1 - np.cos(pe_lib.frequencies(d_model, base=base))))  # any two rows 1 apart
+    far = np.abs(np.arange(explorer.n) - position) >= 2
+    nearest = np.flatnonzero(far)[np.argmin(distance[far])]
+    finding = explorer.finding()
+    assert not findings.check_quotes(
+        finding,
+        {
+            "collisions": np.sum(far & (distance < neighbour)),
+            "neighbour distance": neighbour,
+            "nearest far row": nearest,
+            "its distance": distance[nearest],
+            "slowest wavelength": 2 * np.pi * base ** ((d_model - 2) / d_model),
+        },
+    ), finding
+    assert len(explorer._hits.get_xdata()) == explorer.collisions.size  # the dots drawn are the count said
+    explorer.close()

@@ -7,7 +7,7 @@ from test_figures import text_problems
 
 import pe_lib
 from pe_lib import ch04_pendulum as ch04
-from pe_lib import figures
+from pe_lib import figures, findings
 
 
 def offset_similarity(k, d_model, base=10000.0):
@@ -103,7 +103,13 @@ def test_pendulum_explorer_play_button_is_labelled_and_drives_the_slider():
     assert "pe-explorer" in explorer.widget._dom_classes
     assert list(explorer.controls) == ["position"]  # the Play drives the slider; only the slider redraws
     explorer.update(position=10)
-    assert "At position 10 pair 0 has turned 1.59 times" in explorer.alt_text()
+    assert "At position 10 the fastest pendulum (pair 0) has turned 1.59 times" in explorer.alt_text()
+    for position in (0, 13, 20):  # the slider of this explorer goes to 20
+        explorer.update(position=position)
+        turns = position * 10000.0 ** (-np.arange(8) / 8) / (2 * np.pi)  # d_model 16: w_i = 10000^(-2i/16)
+        assert not findings.check_quotes(explorer.finding(), {"pair 0": turns[0], "pair 7": turns[7]})
+        bars = [bar.get_height() for bar in explorer._artists["bars"]]
+        assert np.allclose(bars, pe_lib.sinusoidal_encoding([position], 16)[0])  # the bars are PE(position)
 
 
 def test_decay_explorer_half_width_and_attention():
@@ -123,6 +129,23 @@ def test_decay_explorer_half_width_and_attention():
     )
     explorer.update(base=1e4, d_model=64)
     assert "falls below half at offset 28" in explorer.finding()
+
+
+@pytest.mark.parametrize(("d_model", "base"), [(64, 1e4), (8, 10.0), (512, 1e3), (16, 1e6)])
+def test_decay_explorer_finding_quotes_the_frames_curve_and_map(d_model, base):
+    """The caption's half-width and self-weight, recomputed from the drawn line and the drawn attention map."""
+    explorer = ch04.DecayExplorer()
+    explorer.update(d_model=d_model, base=base)
+    curve = explorer._artists["line"].get_ydata()  # drawn over explorer.offsets, -64 .. 64
+    ahead = curve[explorer.offsets > 0]
+    weights = explorer._artists["image"].get_array()
+    quotes = {"mean self-weight drawn": np.diag(weights).mean()}
+    if np.any(ahead < 0.5):
+        quotes["first offset below half, drawn"] = int(np.argmax(ahead < 0.5)) + 1
+    else:
+        assert "stays above half up to offset 64" in explorer.finding()
+    assert not findings.check_quotes(explorer.finding(), quotes), explorer.finding()
+    explorer.close()
 
 
 def test_decay_explorer_similarity_is_the_closed_form():

@@ -9,7 +9,7 @@ import pytest
 import torch
 from test_figures import text_problems
 
-from pe_lib import analysis, figures
+from pe_lib import analysis, figures, findings
 from pe_lib import ch06_pipeline as ch06
 from pe_lib.explorer import Explorer
 
@@ -161,5 +161,55 @@ def test_dropout_explorer_counts_dropped_entries_not_zeros_of_the_input():
     kept = explorer.kept(0.5)
     y = explorer.output(0.5)
     assert torch.equal(y, torch.from_numpy(x) * kept * 2)  # the mask output() used
-    assert explorer.dropped_share == 1 - kept.float().mean().item()
+    assert explorer.dropped_share == (~kept).sum().item() / kept.numel()
     assert explorer.dropped_share < (y == 0).float().mean().item()  # zeros of y also count the padding
+
+
+@pytest.mark.parametrize("scale", [True, False])
+@pytest.mark.parametrize("init", analysis.TOKEN_INITS)
+@pytest.mark.parametrize("d_model", [16, 512])
+def test_norm_share_explorer_finding_quotes_the_frames_bars_and_curve(d_model, init, scale):
+    """The caption's norms are the bars drawn; its shares are the curve drawn, read back and recomputed."""
+    explorer = ch06.NormShareExplorer(d_models=(16, 64, 512), d_model=d_model)
+    explorer.update(init=init, scale=scale)
+    finding = explorer.finding()
+    assert not findings.finding_problems(finding), finding
+    token, position = (bar.get_height() for bar in explorer.bars)
+    assert position == pytest.approx(math.sqrt(d_model / 2))  # a PE row: d_model / 2 pairs, sin^2 + cos^2 = 1
+    shares = explorer.curve.get_ydata()
+    assert shares[[16, 64, 512].index(d_model)] == pytest.approx(position**2 / (token**2 + position**2))
+    quotes = {"token part": token, "position part": position}
+    for name, share in (("chosen", shares[[16, 64, 512].index(d_model)]), ("first", shares[0]), ("last", shares[-1])):
+        if 0.005 <= share < 0.995:  # else said as "under 1%" or "over 99%"
+            quotes[f"{name} share"] = share
+        else:
+            assert ("under 1%" if share < 0.005 else "over 99%") in finding
+    assert not findings.check_quotes(finding, quotes), finding
+    assert ("times √d_model" if scale else "not scaled") in finding
+    explorer.close()
+
+
+@pytest.mark.parametrize("p", [0.0, 0.1, 0.5, 0.9])
+def test_dropout_explorer_finding_quotes_the_frames_entries(p):
+    """The caption's counts and scale, read back from the drawn points (input, output) and the drawn image."""
+    x = _sentence()
+    explorer = ch06.DropoutExplorer(x, p=p)
+    points = explorer.points.get_offsets()  # (input, output) of every entry, as drawn
+    assert np.allclose(points[:, 1], explorer.heat.get_array().ravel())  # the same outputs as the image
+    dropped = int(np.sum(points[:, 1] == 0))  # x has no zeros here: a zero output is a dropped entry
+    finding = explorer.finding()
+    if p == 0:
+        assert finding == f"Dropout p = 0.00 in train mode drops none of the {x.size} entries: the output is the input"
+    else:
+        kept = points[:, 1] != 0
+        quotes = {
+            "dropped": dropped,
+            "entries": x.size,
+            "kept": x.size - dropped,
+            "scale, drawn": np.median(points[kept, 1] / points[kept, 0]),
+            "1 / (1 - p)": 1 / (1 - p),
+        }
+        assert not findings.check_quotes(finding, quotes), finding
+        percent = f"{100 * dropped / x.size:.0f}%"
+        assert f"({percent})" in finding and percent in explorer.title.get_text()  # caption and title agree
+    explorer.close()

@@ -102,8 +102,80 @@ def test_batch_first_checker_passes_correct_modules():
 
 
 def test_batch_first_checker_switches_dropout_off():
-    feedback = ch06.check_batch_first_positional(lambda d, p: Fixed(d, 0.5))
-    assert feedback.passed, feedback  # the checker puts the module in eval mode
+    class Built(Fixed):
+        def __init__(self, emb_size, dropout):
+            super().__init__(emb_size, dropout)
+            self.train()  # a module starts in train mode; the checker puts it in eval mode for the eval cases
+
+    feedback = ch06.check_batch_first_positional(Built)
+    assert feedback.passed, feedback
+
+
+# --- dropout at every rate, in both modes (issue 28: eval was judged at p = 0 only, train at p = 0.5 only) ----
+
+
+class FunctionalDropoutAlways(Fixed):
+    def forward(self, x):  # F.dropout's training flag defaults to True: it drops in eval mode too
+        return nn.functional.dropout(x + self.rows(x).unsqueeze(0), self.dropout.p)
+
+
+class FunctionalDropoutOwnFlag(Fixed):
+    def forward(self, x):
+        return nn.functional.dropout(x + self.rows(x).unsqueeze(0), self.dropout.p, training=True)
+
+
+class DefaultRate(Fixed):
+    def __init__(self, emb_size, dropout, maxlen=5000):
+        super().__init__(emb_size, dropout, maxlen)
+        self.dropout = nn.Dropout()  # PyTorch's default p = 0.5, whatever the argument
+
+
+class TutorialRate(Fixed):
+    def __init__(self, emb_size, dropout, maxlen=5000):
+        super().__init__(emb_size, 0.1, maxlen)  # the tutorials' 0.1 written in
+
+
+class HalfTheRate(Fixed):
+    def __init__(self, emb_size, dropout, maxlen=5000):
+        super().__init__(emb_size, dropout / 2, maxlen)
+
+
+class KeepsTheRate(Fixed):  # drops a share 1 - p: keeps and drops swapped
+    def __init__(self, emb_size, dropout, maxlen=5000):
+        super().__init__(emb_size, 1 - dropout if dropout else 0.0, maxlen)
+
+
+class NoRescale(Fixed):  # drops at the right rate, never divides by 1 - p
+    def forward(self, x):
+        full = x + self.rows(x).unsqueeze(0)
+        return full * (self.dropout(torch.ones_like(full)) != 0) if self.training else full
+
+
+@pytest.mark.parametrize(
+    ("module_class", "symptom"),
+    [
+        (FunctionalDropoutAlways, "in eval mode (module.eval()), your output is not x + PE[:seq]: "),
+        (FunctionalDropoutOwnFlag, "in eval mode"),
+        (DefaultRate, "built with dropout=0 and in train mode, the output is not dropout of x + PE[:seq] at that rate"),
+        (TutorialRate, "built with dropout=0 and in train mode"),
+        (HalfTheRate, "built with dropout=0.2 and in train mode"),
+        (KeepsTheRate, "built with dropout=0.2 and in train mode"),
+        (NoRescale, "built with dropout=0.2 and in train mode, the output is not dropout of x + PE[:seq] at that "
+         "rate: the entries not dropped are not all (x + PE) / (1 - p) = (x + PE) / 0.8"),
+    ],
+)  # fmt: skip
+def test_batch_first_checker_judges_dropout_at_every_rate_in_both_modes(module_class, symptom):
+    feedback = ch06.check_batch_first_positional(module_class)
+    assert not feedback.passed and symptom in feedback.message, feedback.message
+    assert len(ch06.check_batch_first_positional(module_class, hint=3).hints) == 3
+
+
+def test_the_dropout_rates_tried_tell_each_one_from_the_default_and_from_none():
+    assert 0.0 in ch06_pipeline_exercises._TRAIN_DROPOUTS and 0.5 not in ch06_pipeline_exercises._TRAIN_DROPOUTS
+    assert 0 < ch06_pipeline_exercises._EVAL_DROPOUT != 0.5
+    # a fair draw of 3,072 entries stays within 0.05 of p at every rate tried (more than 6 standard deviations)
+    for p in ch06_pipeline_exercises._TRAIN_DROPOUTS:
+        assert 0.05 >= 6 * (p * (1 - p) / (8 * 32 * 12)) ** 0.5
 
 
 @pytest.mark.parametrize(
@@ -283,7 +355,7 @@ class ReturnsTransposed(Fixed):
     [
         (WithoutDropout, "skips the dropout"),
         (DropoutOfTheTokensOnly, "not dropout of x + PE[:seq]"),
-        (OwnDropoutRate, "not dropout of x + PE[:seq]"),
+        (OwnDropoutRate, "not dropout of x + PE[:seq] at that rate"),
         (WidthWrittenIn, "RuntimeError"),
         (ReturnsHalf, "torch.float16"),
         (ReturnsComplex, "torch.complex64"),

@@ -1,6 +1,7 @@
 """Notebook 08's chapter module: the angle measures, the base criterion, the figures, the explorer, the graders."""
 
 import math
+import re
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -192,6 +193,21 @@ def test_right_answers_are_correct_in_any_numeric_type():
     assert ch08.check_untouched_pairs(untouched_pairs).passed
     assert ch08.check_untouched_pairs(lambda *args: untouched_pairs(*args).tolist()).passed
     assert ch08.check_untouched_pairs(lambda *args: torch.from_numpy(untouched_pairs(*args))).passed
+    assert ch08.check_untouched_pairs(lambda *args: torch.from_numpy(untouched_pairs(*args)).int()).passed
+    assert ch08.check_untouched_pairs(lambda *args: untouched_pairs(*args).astype(np.uint8)).passed
+    assert ch08.check_untouched_pairs(lambda *args: torch.from_numpy(untouched_pairs(*args)).to_sparse()).passed
+    assert ch08.check_ntk_base(lambda b, s, d: torch.tensor([ntk_base(b, s, d)]).to_sparse()).passed
+
+
+@pytest.mark.parametrize("off", [2e-6, -3e-6, 1e-5, 1.7e-4, -4e-3])
+def test_a_near_miss_of_the_ntk_base_is_told_apart_from_the_factor(off):
+    # issue 28: "turns 2 times slower, not 2" - the digits shown must differ, and the miss is measured
+    feedback = ch08.check_ntk_base(lambda b, s, d: ntk_base(b, s, d) * (1 + off))
+    slower = re.search(r"turns (\S+) times slower, not (\S+):", feedback.message)
+    assert not feedback.passed and slower and slower[1] != slower[2], feedback.message
+    digits = len(slower[1].replace(".", "").lstrip("0"))  # the shown value is the true one to its own digits
+    assert float(slower[1]) == pytest.approx(2 * (1 + off) ** (126 / 128), rel=10.0 ** (1 - digits))
+    assert f"{abs(off):.1e} of its size off" in feedback.message
 
 
 NTK_MISTAKES = {
@@ -250,7 +266,7 @@ YARN_MISTAKES = {
     ),
     "a scalar": (lambda d, b, L, f: 3, "single value"),
     "strings": (lambda d, b, L, f: [str(i) for i in untouched_pairs(d, b, L, f)], "integers"),
-    "infinite": (lambda d, b, L, f: np.array([0.0, np.inf]), "whole pair indices"),
+    "infinite": (lambda d, b, L, f: np.array([0.0, np.inf]), "pair indices are integers"),
     "a complex array": (lambda d, b, L, f: untouched_pairs(d, b, L, f) + 0j, "integers"),
     "L - 1": (lambda d, b, L, f: untouched_pairs(d, b, L - 1, f), "YaRN"),
     "the stub": (lambda d, b, L, f: np.arange(d // 2), "not the ones"),
@@ -261,6 +277,13 @@ YARN_MISTAKES = {
     "past the end": (lambda d, b, L, f: np.arange(d // 2 + 1), "run from 0"),
     "floats": (lambda d, b, L, f: untouched_pairs(d, b, L, f) + 0.5, "pair indices"),
     "nested": (lambda d, b, L, f: [untouched_pairs(d, b, L, f)], "1-D array"),
+    # issue 28: a ragged list crashed the grader; whole numbers as floats passed
+    "ragged": (lambda d, b, L, f: [[0, 1], [2]], "rows of different lengths"),
+    "numbers and a row": (lambda d, b, L, f: [*untouched_pairs(d, b, L, f).tolist(), [1]], "rows of different"),
+    "whole floats": (lambda d, b, L, f: untouched_pairs(d, b, L, f).astype(float), "dtype float64"),
+    "a list of floats": (lambda d, b, L, f: [float(i) for i in untouched_pairs(d, b, L, f)], "a list of float"),
+    "float tensor": (lambda d, b, L, f: torch.from_numpy(untouched_pairs(d, b, L, f)).float(), "torch.float32"),
+    "meta": (lambda d, b, L, f: torch.from_numpy(untouched_pairs(d, b, L, f)).to("meta"), "meta device"),
 }
 
 

@@ -93,12 +93,12 @@ def _bfloat16_angles(x, positions, config):
     "answer",
     [
         fixed_rope,
-        transformers_port,  # float32 throughout: off by up to ~1e-3 at position 16,383, and right
+        # float32 throughout, given back in x's dtype: off by up to ~1e-3 at position 16,383, and right
+        lambda x, p, c: transformers_port(x, p, c).astype(x.dtype),
         _float32_angles,
         lambda x, p, c: pe_lib.apply_rope(x, p, base=c["rope_theta"], layout="half"),
         lambda x, p, c: torch.from_numpy(fixed_rope(x, p, c)),
-        lambda x, p, c: fixed_rope(x, p, c).tolist(),
-        lambda x, p, c: fixed_rope(x, p, c).astype(np.float32),
+        lambda x, p, c: torch.from_numpy(fixed_rope(x, p, c)).to_sparse(),  # the same numbers, stored sparsely
     ],
 )
 def test_check_rope_fix_accepts_right_answers(answer):
@@ -126,6 +126,11 @@ def test_the_float32_port_is_off_by_more_than_a_float64_tolerance_and_still_pass
         (_bfloat16_angles, "right at positions"),
         (lambda x, p, c: fixed_rope(x, p, c) * 1.5, "differs from the model's"),
         (lambda x, p, c: fixed_rope(x, p, c).astype(np.float64), "float32, you return a NumPy array of dtype float64"),
+        # x's dtype both ways (issue 28): float32 for a float64 x, and a list (of float64 numbers) for a float32 x
+        (transformers_port, "x is float64, you return a NumPy array of dtype float32"),
+        (lambda x, p, c: fixed_rope(x, p, c).astype(np.float32), "float64, you return a NumPy array of dtype float32"),
+        (lambda x, p, c: torch.from_numpy(fixed_rope(x, p, c)).float(), "you return a Tensor of dtype torch.float32"),
+        (lambda x, p, c: fixed_rope(x, p, c).tolist(), "x is float32, you return a list of float"),
         (lambda x, p, c: torch.from_numpy(fixed_rope(x, p, c).astype(np.float64)), "dtype torch.float64"),
         (lambda x, p, c: fixed_rope(x, p, c)[:, :-1], "shape"),
         (lambda x, p, c: "rotated", "got a str"),
@@ -163,6 +168,40 @@ def test_check_rope_fix_names_an_input_changed_in_place_and_a_forgotten_return()
     assert "in place" in ex09.check_rope_fix(in_place).message
     assert "forget the `return`" in ex09.check_rope_fix(lambda x, p, c: None).message
     assert not ex09.check_rope_fix(config_changed).passed
+
+
+def _port_reading(key):
+    def port(x, positions, config):  # fixes the port by writing the base where it looks: the caller's config changes
+        config[key] = config["rope_theta"]
+        return ported_rope(x, positions, config).astype(x.dtype)
+
+    return port
+
+
+def _pops_the_base(x, positions, config):
+    base = config.pop("rope_theta")
+    return fixed_rope(x, positions, {**config, "rope_theta": base})
+
+
+def _renames_the_type(x, positions, config):
+    config["model_type"] = "gpt_neox"
+    return fixed_rope(x, positions, config)
+
+
+@pytest.mark.parametrize(
+    ("answer", "change"),
+    [
+        (_port_reading("rotary_emb_base"), "key 'rotary_emb_base' added"),
+        (_pops_the_base, "key 'rope_theta' removed"),
+        (_renames_the_type, "key 'model_type' changed from 'llama' to 'gpt_neox'"),
+    ],
+)
+def test_check_rope_fix_names_a_config_dict_changed_in_place(answer, change):
+    # right rotations, but the caller's config is no longer the model's (issue 28: the grader never saw it)
+    feedback = ex09.check_rope_fix(answer)
+    assert not feedback.passed and "changed its input in place (argument 3, a dict" in feedback.message
+    assert change in feedback.message and "dict(config)" in feedback.message, feedback.message
+    assert ex09.check_rope_fix(lambda x, p, c: _port_reading("rotary_emb_base")(x, p, dict(c))).passed
 
 
 def test_the_rope_hints_come_question_first_formula_last_and_the_verdict_gives_nothing_away():

@@ -34,7 +34,8 @@ def transformers_generate(attention_mask):
         lambda m: (m.cumsum(-1) - 1).masked_fill(m == 0, 1),  # transformers 4.x
         lambda m: (m.cumsum(-1) - 1).clamp(min=0),
         lambda m: (torch.arange(m.shape[1]) - (m == 0).sum(-1, keepdim=True)).clamp(min=0),
-        lambda m: torch.as_tensor(np.maximum(np.cumsum(m.numpy(), axis=-1) - 1, 0)),
+        lambda m: torch.from_numpy(np.maximum(np.cumsum(m.numpy(), axis=-1) - 1, 0)),  # NumPy, then back
+        lambda m: padded_positions(m).int().long(),
     ],
 )
 def test_right_answers_are_correct(answer):
@@ -58,13 +59,18 @@ def _in_place(m):
         (lambda m: torch.arange(m.shape[1]) - (m == 0).sum(-1, keepdim=True), "negative positions"),
         (lambda m: padded_positions(m).masked_fill(m == 0, 2), "on the padding you return [2]"),
         (lambda m: (m.flip(-1).cumsum(-1).flip(-1) - 1).masked_fill(m == 0, 0), "count from the right"),
-        (lambda m: padded_positions(m).int(), "torch.long (int64) tensor"),  # the right numbers, not the form
-        (lambda m: padded_positions(m).numpy(), "the right numbers, as a NumPy array"),
-        (lambda m: padded_positions(m).tolist(), "the right numbers, as a list"),
-        (lambda m: np.maximum(np.cumsum(m.numpy(), axis=-1) - 1, 0), "torch.long"),
-        (lambda m: padded_positions(m).float(), "integers"),  # a float tensor
-        (lambda m: padded_positions(m).double().numpy(), "integers"),
-        (lambda m: padded_positions(m).bool(), "integers"),
+        # what the exercise asks for is a torch.long tensor (issue 28: NumPy, lists and int32 passed)
+        (lambda m: padded_positions(m).float(), "torch.long tensor (int64, as transformers passes them and as the "
+         "mask comes); you returned a Tensor of dtype torch.float32"),
+        (lambda m: padded_positions(m).double().numpy(), "you returned a NumPy array of dtype float64"),
+        (lambda m: padded_positions(m).bool(), "you returned a Tensor of dtype torch.bool"),
+        (lambda m: padded_positions(m).int(), "you returned a Tensor of dtype torch.int32"),
+        (lambda m: padded_positions(m).short(), "you returned a Tensor of dtype torch.int16"),
+        (lambda m: padded_positions(m).numpy(), "you returned a NumPy array of dtype int64"),
+        (lambda m: padded_positions(m).tolist(), "you returned a list of int"),
+        (lambda m: np.maximum(np.cumsum(m.numpy(), axis=-1) - 1, 0), "you returned a NumPy array of dtype int64"),
+        (lambda m: padded_positions(m).to_sparse(), "you returned a sparse Tensor (layout torch.sparse_coo)"),
+        (lambda m: padded_positions(m).to("meta"), "got a Tensor on the meta device"),
         (lambda m: padded_positions(m)[0], "shape"),  # wrong shape
         (lambda m: padded_positions(m).T, "shape"),
         (lambda m: padded_positions(m)[None], "shape"),

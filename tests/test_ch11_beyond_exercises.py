@@ -30,8 +30,25 @@ def torch_axial(rows, cols, head_dim, base):
     )
 
 
+def wrapped(angles):  # into (-pi, pi], as np.angle returns them
+    return np.angle(np.exp(1j * angles))
+
+
 @pytest.mark.parametrize(
-    "answer", [axial_angles, torch_axial, lambda r, c, d, b: axial_angles(r, c, d, b).astype(np.float32)]
+    "answer",
+    [
+        axial_angles,
+        torch_axial,
+        lambda r, c, d, b: axial_angles(r, c, d, b).astype(np.float32),
+        # the same rotations, the angles wrapped (issue 28: these were refused)
+        lambda r, c, d, b: wrapped(axial_angles(r, c, d, b)),
+        lambda r, c, d, b: np.mod(axial_angles(r, c, d, b), 2 * np.pi),
+        lambda r, c, d, b: np.remainder(axial_angles(r, c, d, b) + np.pi, 2 * np.pi) - np.pi,
+        lambda r, c, d, b: axial_angles(r, c, d, b) + 2 * np.pi,
+        lambda r, c, d, b: axial_angles(r, c, d, b) - 4 * np.pi,
+        lambda r, c, d, b: torch.remainder(torch_axial(r, c, d, b), 2 * torch.pi),
+        lambda r, c, d, b: torch.atan2(torch_axial(r, c, d, b).sin(), torch_axial(r, c, d, b).cos()),
+    ],
 )
 def test_axial_right_answers_pass(answer):
     feedback = ex11.check_axial_angles(answer)
@@ -75,6 +92,15 @@ def float_base_ignored(rows, cols, head_dim, base):
         (lambda r, c, d, b: axial_angles(np.arange(len(r)), np.arange(len(r)), d, b), "index"),
         (lambda r, c, d, b: axial_angles(c, c, d, b), "column"),
         (lambda r, c, d, b: np.stack(np.split(axial_angles(r, c, d, b), 2, 1), -1).reshape(len(r), -1), "alternate"),
+        # equal modulo 2 pi is the same rotation; these are not (issue 28: no hole from accepting wrapped angles)
+        (lambda r, c, d, b: -axial_angles(r, c, d, b), "expected"),  # same cosines, turned the wrong way
+        (lambda r, c, d, b: 2 * np.pi - axial_angles(r, c, d, b), "expected"),
+        (lambda r, c, d, b: np.mod(axial_angles(r, c, d, b), np.pi), "expected"),
+        (lambda r, c, d, b: np.abs(wrapped(axial_angles(r, c, d, b))), "expected"),
+        (lambda r, c, d, b: axial_angles(r, c, d, b) + np.pi, "expected"),
+        (lambda r, c, d, b: np.degrees(axial_angles(r, c, d, b)), "expected"),
+        (lambda r, c, d, b: wrapped(axial_angles(c, r, d, b)), "first half of the pairs with the column"),
+        (lambda r, c, d, b: np.mod(axial_angles(np.arange(len(r)), np.arange(len(r)), d, b), 2 * np.pi), "index"),
     ],
 )
 def test_axial_mistakes_fail(answer, says):
@@ -85,7 +111,15 @@ def test_axial_mistakes_fail(answer, says):
 
 
 @pytest.mark.parametrize(
-    "answer", [position_ids, lambda *a: torch.as_tensor(position_ids(*a)), lambda *a: position_ids(*a).tolist()]
+    "answer",
+    [
+        position_ids,
+        lambda *a: torch.as_tensor(position_ids(*a)),
+        lambda *a: position_ids(*a).tolist(),
+        lambda *a: position_ids(*a).astype(np.int32),
+        lambda *a: torch.as_tensor(position_ids(*a)).int(),
+        lambda *a: torch.as_tensor(position_ids(*a)).to_sparse(),
+    ],
 )
 def test_mrope_right_answers_pass(answer):
     feedback = ex11.check_mrope_ids(answer)
@@ -130,7 +164,13 @@ def square_only(text_before, height, width, text_after):
         (lambda tb, h, w, ta: np.tile(np.arange(tb + h * w + ta), (3, 1)), "1-D RoPE"),
         (lambda *a: position_ids(*a).T, "swapped"),
         (lambda *a: position_ids(*a)[:, :-1], "shape"),
-        (lambda *a: position_ids(*a) + 0.5, "expected"),
+        (lambda *a: position_ids(*a) + 0.5, "integers"),
+        # ids are integers (issue 28: floats holding the right numbers passed)
+        (lambda *a: position_ids(*a).astype(float), "you returned a NumPy array of dtype float64"),
+        (lambda *a: torch.as_tensor(position_ids(*a)).float(), "you returned a Tensor of dtype torch.float32"),
+        (lambda *a: position_ids(*a).astype(float).tolist(), "you returned a list of float"),
+        (lambda *a: position_ids(*a).astype(bool), "you returned a NumPy array of dtype bool"),
+        (lambda *a: torch.as_tensor(position_ids(*a)).to("meta"), "meta device"),
         (lambda *a: str(position_ids(*a)), "str"),
         (square_only, "shape"),
         (lambda *a: 3, "shape"),

@@ -1,6 +1,7 @@
 """pe_lib.extrapolation: the tasks, the causal decoder's position methods, context extension, the sweep."""
 
 import json
+import math
 import subprocess
 import sys
 from pathlib import Path
@@ -110,6 +111,30 @@ def test_evaluate_scores_only_the_positions_past_the_trained_length():
     assert len(per_position) == 4 * TINY.train_len and per_position[: TINY.shift] == [None] * TINY.shift
     past = np.array(per_position[TINY.train_len :])
     assert scores["at_4x"] == pytest.approx(past.mean(), abs=1e-6)  # the same count of targets at each position
+
+
+def test_evaluate_runs_only_the_tests_asked_for_with_the_same_scores():
+    model = ex.train("rope", "shift", TINY).model
+    every = ex.evaluate(model, "shift", TINY)
+    only_4x = ex.evaluate(model, "shift", TINY, tests=["at_4x"])
+    assert set(only_4x) == {"at_4x", "per_position"} and only_4x["at_4x"] == every["at_4x"]
+    assert only_4x["per_position"] == every["per_position"]
+    two = ex.evaluate(model, "shift", TINY, tests=("unseen_window", "in_distribution"))
+    assert two == {m: every[m] for m in ("in_distribution", "unseen_window")}  # no per_position without at_4x
+    for bad in ("at_4x", [], ["at_8x"]):
+        with pytest.raises(ValueError, match="tests"):
+            ex.evaluate(model, "shift", TINY, tests=bad)
+
+
+def test_pair0_lookalikes_split_the_untrained_distances_by_pair_0s_angle_from_the_target():
+    lookalikes, others = ex.pair0_lookalikes()
+    assert len(lookalikes) == len(others) == 24 and sorted(lookalikes + others) == list(range(16, 64))
+    for distance in range(16, 64):  # pair 0 turns by 1 rad per position: within a quarter turn of distance 3?
+        near = math.cos(distance - 3) > 0
+        assert (distance in lookalikes) == near and (distance in others) == (not near)
+    assert {34, 41, 47, 53, 60} <= set(lookalikes)  # the nearest to 3 + 2 pi k
+    tiny_lookalikes, tiny_others = ex.pair0_lookalikes(TINY)
+    assert sorted(tiny_lookalikes + tiny_others) == list(range(TINY.train_len, 4 * TINY.train_len))
 
 
 def test_extend_and_finetune_reports_zero_shot_and_each_checkpoint():

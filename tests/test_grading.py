@@ -414,7 +414,7 @@ def compares_five_rows(f, x, order):  # written for the 5-word sentence
         (returns_after_the_first_row, "right in row 0 only"),
         (compares_row_norms, "comparing norms"),
         (tolerance_of_one, "tolerance is too loose"),
-        (tolerance_of_1e_3, "off by 1e-4 to 2e-4: its tolerance is too loose"),
+        (tolerance_of_1e_3, "off by 5e-6 to 4e-5 in every row, on values of size 1 to 1.3: its tolerance"),
         (relative_tolerance_of_1e_2, "tolerance is too loose"),
         (compares_one_row, "every row and every column"),
         (compares_the_last_row, "every row and every column"),
@@ -593,6 +593,105 @@ def test_run_safely_returns_the_value_and_calls_with_copies():
     value, failure = run_safely("demo", lambda a: a.sum(axis=0), x)
     assert failure is None and value.tolist() == [3.0, 5.0, 7.0]
     assert x.tolist() == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]
+
+
+# issue 28: sparse and meta tensors crashed as_numbers, and with it every grader
+def test_as_numbers_reads_sparse_tensors_and_lists_of_tensors_and_refuses_tensors_without_values():
+    expected = np.eye(3)
+    for value in (
+        torch.eye(3).to_sparse(),
+        torch.eye(3, dtype=torch.float64).to_sparse().coalesce(),
+        [[torch.tensor(1.0), torch.tensor(0.0), torch.tensor(0.0)], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]],
+        [torch.eye(3)[i].requires_grad_() for i in range(3)],
+        torch.eye(3)._neg_view().neg(),
+        nn.Parameter(torch.eye(3)),
+    ):
+        np.testing.assert_array_equal(as_numbers(value), expected)
+    for value in (
+        torch.eye(3, device="meta"),
+        [torch.ones(2, device="meta")],
+        torch.ones(2, dtype=torch.complex64).to_sparse(),
+        (torch.ones(2), torch.ones(3)),
+    ):
+        assert as_numbers(value) is None, value
+
+
+@pytest.mark.parametrize(
+    ("value", "said"),
+    [
+        (torch.eye(2).to_sparse(), "a sparse Tensor (layout torch.sparse_coo) of dtype torch.float32"),
+        (torch.eye(2, device="meta"), "a Tensor on the meta device (a shape without values)"),
+        ([1, [2]], "a list of rows of different lengths"),
+    ],
+)
+def test_describe_names_sparse_and_meta_tensors_and_a_list_mixing_numbers_and_rows(value, said):
+    assert grading.describe(value) == said
+
+
+@pytest.mark.parametrize(
+    ("value", "integers"),
+    [
+        (3, True), (np.int32(3), True), (np.arange(3), True), ([1, 2], True), ([[1], [2]], True),
+        (torch.arange(3), True), (torch.arange(3).int(), True), (torch.arange(3).to_sparse(), True),
+        (3.0, False), (True, False), (np.bool_(True), False), (np.ones(2), False), ([1, 2.0], False), ([], False),
+        (torch.ones(2), False), (torch.ones(2, dtype=torch.bool), False), ("3", False), ([[1, 2], [3.0]], False),
+    ],
+)  # fmt: skip
+def test_holds_integers_tells_ints_from_floats_and_bools(value, integers):
+    assert grading.holds_integers(value) is integers
+
+
+def test_run_safely_names_a_dict_changed_in_place_key_by_key():
+    config = {"rope_theta": 5e5, "model_type": "llama", "rotary_pct": 1.0}
+
+    def changes(c):
+        c["rotary_emb_base"] = c.pop("rope_theta")
+        c["model_type"] = "gpt_neox"
+        return 1.0
+
+    _, failure = run_safely("demo", changes, config)
+    assert "changed its input in place (argument 1, a dict: " in failure.message
+    for change in ("key 'rotary_emb_base' added", "key 'rope_theta' removed", "'llama' to 'gpt_neox'"):
+        assert change in failure.message, failure.message
+    value, failure = run_safely("demo", lambda c: dict(c, rope_theta=1.0)["rope_theta"], {"rope_theta": 5e5})
+    assert failure is None and value == 1.0  # a copy changed: fine
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [
+        lambda items: items.append(1),
+        lambda items: items[1].append(0),  # a ragged list: compared entry by entry
+        lambda items: items.__setitem__(0, "b"),
+    ],
+)
+def test_run_safely_sees_lists_changed_in_place_even_when_they_hold_no_numbers(changes):
+    _, failure = run_safely("demo", lambda items: (changes(items), 1.0)[1], ["a", [1, 2], [3]])
+    assert failure is not None and "changed its input in place" in failure.message
+
+
+def test_run_safely_reports_exit_and_compares_answers_that_are_not_numbers():
+    _, failure = run_safely("demo", lambda: exit(3))
+    assert "your function raised SystemExit: 3" in failure.message
+    calls = []
+    _, failure = run_safely("demo", lambda: calls.append(1) or f"call {len(calls)}")
+    assert "two calls with the same input gave different answers" in failure.message
+    value, failure = run_safely("demo", lambda: {"a": [1, "x"]})
+    assert failure is None and value == {"a": [1, "x"]}
+
+
+def test_graded_turns_an_unforeseen_error_into_a_not_yet_and_still_checks_the_hint_first():
+    def broken_check(answer):
+        raise KeyError("a case nobody wrote")
+
+    feedback = grading.graded("demo", broken_check, None, ("a", "b", "c"), 2)
+    assert not feedback.passed and feedback.shown == 2 and len(feedback.hints) == 3
+    assert "the checker could not read your answer (KeyError: 'a case nobody wrote')" in feedback.message
+    assert "please report it" in feedback.message
+    with pytest.raises(ValueError, match="hint must be"):
+        grading.graded("demo", broken_check, None, ("a", "b", "c"), 4)
+    right = grading.graded("demo", lambda answer: Feedback("demo", True, "ok"), None, ("a", "b", "c"), 3)
+    assert right.passed and right.shown == 0
 
 
 # --- the same classes, written out as learners write them --------------------------------------
@@ -794,7 +893,7 @@ TIERED = {
         ch03.check_timing_signal,
         timing_signal,
         [lambda n, d, m=1e4: np.zeros((n, d)), lambda n, d, m=1e4: np.ones((n, d)), lambda n, d, m=1e4: None],
-        ["pairs - 1", "np.concatenate", "np.sin", "np.cos", "-i / (d_model/2 - 1)"],
+        ["pairs - 1", "np.concatenate", "np.sin", "np.cos", "-i / max(d_model/2 - 1, 1)"],
         ["np.concatenate([np.sin(angles), np.cos(angles)], axis=1)", "max(pairs - 1, 1)"],
     ),
     "spot the bug": (

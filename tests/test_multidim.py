@@ -13,6 +13,7 @@ import pytest
 import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from transformers.models.qwen2_5_vl.modeling_qwen2_5_vl import Qwen2_5_VLModel
 from transformers.models.qwen2_vl.configuration_qwen2_vl import Qwen2VLTextConfig
 from transformers.models.qwen2_vl.modeling_qwen2_vl import Qwen2VLModel, Qwen2VLRotaryEmbedding
 from transformers.models.qwen3_vl.configuration_qwen3_vl import Qwen3VLTextConfig
@@ -47,6 +48,24 @@ def test_axial_frequencies_match_rope_vit():
     rows, cols = md.grid_positions(end_y, end_x)
     got = md.rope_2d_angles(rows, cols, md.axial_rope_frequencies(dim, base=theta))
     np.testing.assert_allclose(got, expected, rtol=1e-15)
+
+
+def test_qwen2_vl_vision_tower_is_axial_with_rows_first():
+    # transformers' Qwen2VLVisionRotaryEmbedding: the same frequencies as RoPE-Axial, the row's pairs first
+    from transformers.models.qwen2_vl.configuration_qwen2_vl import Qwen2VLVisionConfig
+    from transformers.models.qwen2_vl.modeling_qwen2_vl import Qwen2VLVisionRotaryEmbedding
+    from transformers.vision_utils import get_vision_position_ids
+
+    head_dim = 16
+    config = Qwen2VLVisionConfig(embed_dim=2 * head_dim, num_heads=2)
+    rotary = Qwen2VLVisionRotaryEmbedding(config)
+    ids = get_vision_position_ids(torch.tensor([[1, 4, 6]]), 2)  # (tokens, 2): row, column
+    cos, _ = rotary(torch.zeros(1), ids)
+    axial = md.axial_rope_frequencies(head_dim, base=config.rope_parameters["rope_theta"])
+    rows, cols = ids[:, 0].numpy(), ids[:, 1].numpy()
+    rows_first = md.rope_2d_angles(rows, cols, axial[:, ::-1])
+    np.testing.assert_allclose(cos[..., : head_dim // 2].numpy(), np.cos(rows_first), atol=1e-6)
+    assert not np.allclose(np.cos(md.rope_2d_angles(rows, cols, axial)), cos[..., : head_dim // 2].numpy())
 
 
 def test_mixed_frequencies_follow_rope_vit_init():
@@ -178,12 +197,13 @@ def test_resize_rejects_what_it_cannot_read():
 # --- M-RoPE ----------------------------------------------------------------------------------
 
 
-def hf_position_ids(model_cls, segments, merge=2, *, with_delta=False):
+def hf_position_ids(model_cls, segments, merge=2, *, with_delta=False, tokens_per_second=2, second_per_grid_ts=None):
     """transformers' get_rope_index on the sequence `segments` describes (a stub carries the config);
-    with_delta: also the mrope_position_deltas it returns (where generated tokens continue)."""
-    stub = types.SimpleNamespace(
-        config=types.SimpleNamespace(vision_config=types.SimpleNamespace(spatial_merge_size=merge))
-    )
+    with_delta: also the mrope_position_deltas it returns (where generated tokens continue).
+    Qwen2.5-VL's also takes tokens_per_second (its vision config) and second_per_grid_ts (a float32 tensor, as
+    its processor hands it over)."""
+    vision = types.SimpleNamespace(spatial_merge_size=merge, tokens_per_second=tokens_per_second)
+    stub = types.SimpleNamespace(config=types.SimpleNamespace(vision_config=vision))
     stub.get_vision_position_ids = types.MethodType(model_cls.get_vision_position_ids, stub)
     token_types, images, videos = [], [], []
     for item in segments:
@@ -194,11 +214,35 @@ def hf_position_ids(model_cls, segments, merge=2, *, with_delta=False):
             token_types += [1 if kind == "image" else 2] * (t * h * w // merge**2)
             (images if kind == "image" else videos).append([t, h, w])
     types_ = torch.tensor([token_types])
-    ids, deltas = model_cls.get_rope_index(
-        stub, torch.zeros_like(types_), types_,
-        torch.tensor(images) if images else None, torch.tensor(videos) if videos else None,
-    )  # fmt: skip
+    grids = (torch.tensor(images) if images else None, torch.tensor(videos) if videos else None)
+    if model_cls is Qwen2_5_VLModel:
+        seconds = None if second_per_grid_ts is None else torch.tensor(second_per_grid_ts, dtype=torch.float32)
+        ids, deltas = model_cls.get_rope_index(stub, torch.zeros_like(types_), types_, *grids, seconds)
+    else:
+        ids, deltas = model_cls.get_rope_index(stub, torch.zeros_like(types_), types_, *grids)
     return (ids[:, 0].numpy(), int(deltas[0, 0])) if with_delta else ids[:, 0].numpy()
+
+
+def released_position_ids(segments, merge=2, *, tokens_per_second=None, second_per_grid_ts=None):
+    """The get_rope_index released with Qwen2-VL and Qwen2.5-VL (transformers 4.x up to 5.2), transcribed:
+    every piece starts at st_idx = llm_pos_ids_list[-1].max() + 1; Qwen2.5-VL's time ids are
+    (arange(t) * second_per_grid_t * tokens_per_second).long(). (Its later 4.x versions first cast
+    second_per_grid_t to int64; the tests below use whole seconds there.)"""
+    pieces, videos = [], iter(second_per_grid_ts or [])
+    for item in segments:
+        st_idx = int(pieces[-1].max()) + 1 if pieces else 0
+        if isinstance(item, int):
+            pieces.append(torch.arange(item).view(1, -1).expand(3, -1) + st_idx)
+            continue
+        kind, t, h, w = item
+        h, w = h // merge, w // merge
+        second_per_grid_t = next(videos) if kind == "video" and tokens_per_second else 0 if tokens_per_second else 1
+        scale = tokens_per_second if tokens_per_second else 1
+        time = (torch.arange(t).view(-1, 1).expand(-1, h * w) * second_per_grid_t * scale).long().flatten()
+        h_index = torch.arange(h).view(1, -1, 1).expand(t, -1, w).flatten()
+        w_index = torch.arange(w).view(1, 1, -1).expand(t, h, -1).flatten()
+        pieces.append(torch.stack([time, h_index, w_index]) + st_idx)
+    return torch.cat(pieces, dim=1).numpy()
 
 
 @st.composite
@@ -224,10 +268,54 @@ def sequences(draw, model):
 @given(sequences("qwen2_vl"))
 def test_position_ids_match_qwen2_vl(drawn):
     merge, segments = drawn
+    # the default: the released code's rule (one past the largest id)
     ours = md.mrope_position_ids(segments, spatial_merge_size=merge)
+    np.testing.assert_array_equal(ours, released_position_ids(segments, merge))
+    # by name: transformers 5.24's
+    ours = md.mrope_position_ids(segments, spatial_merge_size=merge, text_after="grid_side")
     theirs, delta = hf_position_ids(Qwen2VLModel, segments, merge, with_delta=True)
     np.testing.assert_array_equal(ours, theirs)
     assert md.mrope_rope_delta(ours) == delta
+
+
+@DRAWN
+@given(sequences("qwen2_vl"), st.lists(st.sampled_from([0.5, 1.0, 2.0, 3.0, 4.0, 24.0]), min_size=5, max_size=5),
+       st.sampled_from([1, 2, 4]))  # fmt: skip
+def test_qwen2_5_vl_absolute_time_matches_transformers(drawn, fps, tokens_per_second):
+    merge, segments = drawn
+    videos = sum(not isinstance(item, int) and item[0] == "video" for item in segments)
+    seconds = [2 / f for f in fps[:videos]]  # temporal_patch_size / fps, as Qwen2.5-VL's processor computes it
+    kwargs = {"spatial_merge_size": merge, "model": "qwen2_5_vl", "tokens_per_second": tokens_per_second,
+              "second_per_grid_ts": seconds}  # fmt: skip
+    ours = md.mrope_position_ids(segments, text_after="grid_side", **kwargs)
+    theirs, delta = hf_position_ids(Qwen2_5_VLModel, segments, merge, with_delta=True,
+                                    tokens_per_second=tokens_per_second, second_per_grid_ts=seconds)  # fmt: skip
+    np.testing.assert_array_equal(ours, theirs)
+    assert md.mrope_rope_delta(ours) == delta
+    released = md.mrope_position_ids(segments, **kwargs)
+    if all(float(s).is_integer() for s in seconds):  # where the released code's two versions agree
+        expected = released_position_ids(segments, merge, tokens_per_second=tokens_per_second,
+                                          second_per_grid_ts=seconds)  # fmt: skip
+        np.testing.assert_array_equal(released, expected)
+    # the two rules agree on every id up to the first text after a grid, and on the grids' own layout
+    first = next((i for i, item in enumerate(segments) if not isinstance(item, int)), None)
+    if first is not None:
+        n = sum(
+            item if isinstance(item, int) else item[1] * item[2] * item[3] // merge**2 for item in segments[: first + 1]
+        )
+        np.testing.assert_array_equal(released[:, :n], ours[:, :n])
+
+
+def test_qwen2_5_vl_default_seconds_and_rate_are_transformers_defaults():
+    segments = [3, ("video", 4, 4, 6), 2, ("image", 1, 4, 4), 1]
+    ours = md.mrope_position_ids(segments, model="qwen2_5_vl", text_after="grid_side")
+    # transformers 5.24: second_per_grid_ts None -> 1 per video; the published configs' tokens_per_second is 2
+    np.testing.assert_array_equal(ours, hf_position_ids(Qwen2_5_VLModel, segments, tokens_per_second=2))
+    assert ours[0, 3 : 3 + 24].tolist() == [3] * 6 + [5] * 6 + [7] * 6 + [9] * 6  # 2 ids a second, 1 s a patch
+    with pytest.raises(ValueError, match="second_per_grid_ts"):
+        md.mrope_position_ids(segments, model="qwen2_5_vl", second_per_grid_ts=[1.0, 2.0])
+    with pytest.raises(ValueError, match="qwen2_5_vl"):
+        md.mrope_position_ids(segments, tokens_per_second=2)
 
 
 @DRAWN
@@ -238,18 +326,18 @@ def test_position_ids_match_qwen3_vl(drawn):
     theirs, delta = hf_position_ids(Qwen3VLModel, segments, merge, with_delta=True)
     np.testing.assert_array_equal(ours, theirs)
     assert md.mrope_rope_delta(ours) == delta
-    # every frame has t = 1, so the release code's rule gives the same ids
+    # every temporal patch has t = 1, so the two rules give the same ids
     np.testing.assert_array_equal(ours, md.mrope_position_ids(segments, spatial_merge_size=merge, model="qwen3_vl",
-                                                              text_after="max_plus_one"))  # fmt: skip
+                                                              text_after="grid_side"))  # fmt: skip
 
 
 def test_text_after_a_long_video():
-    # 6 temporal patches of a 2 x 2 merged grid from position 3: transformers 5.x continues the prompt's
-    # text at 3 + 2, transformers 4.x (Qwen2-VL's release code) at one past the largest id, 3 + 6
+    # 6 temporal patches of a 2 x 2 merged grid from position 3: the released code continues the prompt's
+    # text at one past the largest id, 3 + 6; transformers 5.24 at 3 + 2
     segments = [3, ("video", 6, 4, 4), 2]
-    ids = md.mrope_position_ids(segments)
+    ids = md.mrope_position_ids(segments, text_after="grid_side")
     assert ids[:, -2].tolist() == [5, 5, 5]
-    assert md.mrope_position_ids(segments, text_after="max_plus_one")[:, -2].tolist() == [9, 9, 9]
+    assert md.mrope_position_ids(segments)[:, -2].tolist() == [9, 9, 9]
     np.testing.assert_array_equal(ids, hf_position_ids(Qwen2VLModel, segments))
     # what transformers 5.x generates after this prompt continues one past its largest id (8), not at 7
     theirs, delta = hf_position_ids(Qwen2VLModel, segments, with_delta=True)
@@ -257,8 +345,21 @@ def test_text_after_a_long_video():
     # they differ exactly when t > max(h, w) / m
     for t, h, w in itertools.product(range(1, 6), (2, 4, 6), (2, 4, 6)):
         case = [2, ("video", t, h, w), 1]
-        same = np.array_equal(md.mrope_position_ids(case), md.mrope_position_ids(case, text_after="max_plus_one"))
+        same = np.array_equal(md.mrope_position_ids(case), md.mrope_position_ids(case, text_after="grid_side"))
         assert same == (t <= max(h, w) // 2)
+
+
+def test_text_after_a_qwen2_5_vl_video_lands_inside_its_time():
+    # 32 frames of 640 x 360 at 2 fps: 16 temporal patches of 1 s, 26 x 46 patches (364 x 644 pixels)
+    segments = [5, ("video", 16, 26, 46), 4]
+    kwargs = {"model": "qwen2_5_vl", "second_per_grid_ts": [1.0]}
+    new = md.mrope_position_ids(segments, text_after="grid_side", **kwargs)
+    old = md.mrope_position_ids(segments, **kwargs)
+    video_time = np.unique(new[0, 5:-4])
+    assert video_time.tolist() == list(range(5, 5 + 31, 2))  # 2 ids a second for 16 seconds
+    assert new[0, -4] == 5 + 23 and old[0, -4] == 5 + 31  # merged grid 13 x 23; time reached 35
+    assert video_time.min() < new[0, -4] < video_time.max()
+    np.testing.assert_array_equal(new, hf_position_ids(Qwen2_5_VLModel, segments, second_per_grid_ts=[1.0]))
 
 
 def test_rope_delta_rejects_what_is_not_a_prompts_ids():
@@ -320,7 +421,7 @@ def test_text_alone_is_plain_rope():
     ("segments", "kwargs", "match"),
     [
         ([3, ("image", 2, 4, 4)], {}, "t=1"),
-        ([3, ("video", 2, 4, 4)], {"model": "qwen3_vl"}, "frame"),
+        ([3, ("video", 2, 4, 4)], {"model": "qwen3_vl"}, "temporal patch"),
         ([3, ("image", 1, 3, 4)], {}, "spatial_merge_size"),
         ([3, ("audio", 1, 2, 2)], {}, "segments"),
         ([0], {}, "text segment"),

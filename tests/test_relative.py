@@ -669,10 +669,10 @@ BAD = {
         ValueError,
         ["layer_type must be one of None", "'sliding_attention'"],
     ),
-    "config odd rotary part": (
-        lambda: pe_lib.rope_from_config({"rope_theta": 1e4, "head_dim": 10, "partial_rotary_factor": 0.5}),
+    "config partial factor above 1": (  # an odd rotated part is computed as transformers does (test_audit)
+        lambda: pe_lib.rope_from_config({"rope_theta": 1e4, "head_dim": 10, "partial_rotary_factor": 1.5}),
         ValueError,
-        ["even number of features", "head_dim=10", "got 5"],
+        ["rope_parameters['partial_rotary_factor'] must be in (0, 1]", "1.5"],
     ),
     "config without a head size": (
         lambda: pe_lib.rope_from_config({"rope_theta": 1e4}),
@@ -700,10 +700,10 @@ BAD = {
         ValueError,
         ["scaling['beta_slow'] must be below scaling['beta_fast']", "32.0 >= 1.0"],
     ),
-    "llama3 factors equal": (
-        lambda: pe_lib.rope_frequencies(8, scaling={**LLAMA3, "high_freq_factor": 1}),
+    "llama3 factors reversed": (
+        lambda: pe_lib.rope_frequencies(8, scaling={**LLAMA3, "high_freq_factor": 0.5}),
         ValueError,
-        ["scaling['low_freq_factor'] must be below scaling['high_freq_factor']"],
+        ["scaling['low_freq_factor'] must not exceed scaling['high_freq_factor']", "1.0 > 0.5"],
     ),
     "ntk one pair": (
         lambda: pe_lib.rope_frequencies(2, scaling={"rope_type": "ntk", "factor": 2}),

@@ -58,3 +58,21 @@ def test_reproducible_gives_back_the_callers_torch_state():
         assert torch.get_num_threads() == 1 and torch.are_deterministic_algorithms_enabled()
         torch.rand(3)
     assert torch.equal(torch.get_rng_state(), before) and torch.get_num_threads() == threads
+
+
+def test_banded_differences_allow_the_band_and_nothing_else():
+    committed = {"seeds": [0], "runs": [{"name": "a", "seed": 0, "accuracy": 0.9, "loss": 0.1}], "summary": {}}
+
+    def check(run, **changes):
+        fresh = {**committed, **changes, "runs": [run]}
+        return sweeps.banded_differences(fresh, committed, key=lambda r: (r["name"], r["seed"]),
+                                         widths=lambda r: {"accuracy": 0.01})  # fmt: skip
+
+    base = committed["runs"][0]
+    assert check(base) == [] and check({**base, "accuracy": 0.909}) == []
+    assert check({**base, "accuracy": 0.92}) == [
+        "run ('a', 0): accuracy 0.92 here, 0.9 in the file (allowed: 0.01 apart)"
+    ]
+    assert check({**base, "loss": 0.1 + 1e-9}) == ["run ('a', 0): loss 0.100000001 here, 0.1 in the file"]
+    assert check({**base, "seed": 1}) == ["runs: [('a', 1)] here, [('a', 0)] in the file"]
+    assert check(base, seeds=[1]) == ["seeds: [1] here, [0] in the file"]

@@ -175,7 +175,11 @@ def test_longrope_short_and_long(head_dim, base, length, scale, factor, ratio, s
 
 @DRAWN
 @given(
-    head_dim=head_dims, base=bases, factor=factors, length=lengths, bands=st.sampled_from([(1, 4), (0.5, 2), (2, 32)])
+    head_dim=head_dims,
+    base=bases,
+    factor=factors,
+    length=lengths,
+    bands=st.sampled_from([(1, 4), (0.5, 2), (2, 32), (1, 1)]),
 )
 def test_llama3(head_dim, base, factor, length, bands):
     low, high = bands

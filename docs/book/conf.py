@@ -16,7 +16,9 @@ Links to repository files that are not part of the book (README.md, pe_lib/..., 
 become links to the file on GitHub (see `RepositoryLinks` below) instead of broken links.
 """
 
+import importlib.util
 import posixpath
+import shutil
 from pathlib import Path
 
 from docutils import nodes
@@ -48,6 +50,18 @@ exclude_patterns = ["_build", "jupyter_execute", "**/.ipynb_checkpoints", ".DS_S
 
 # MyST: $...$ and $$...$$ math, as in JupyterLab's Markdown cells; `#a-heading` anchors as on GitHub.
 myst_enable_extensions = ["dollarmath"]
+
+# MathJax is served by the book itself, so formulas render without network access (a reader offline, a
+# school's network that blocks CDNs). Its files come from the PyPI package sphinx-mathjax-offline (MathJax
+# 3.2.2, Apache-2.0, pinned in requirements.txt); `copy_mathjax` copies what the pages use into _static/.
+_MATHJAX_PACKAGE = importlib.util.find_spec("sphinx-mathjax-offline")
+if _MATHJAX_PACKAGE is None:
+    raise ConfigError("sphinx-mathjax-offline is not installed: pip install -r requirements.txt")
+MATHJAX = Path(_MATHJAX_PACKAGE.origin).parent / "static" / "mathjax"
+mathjax_path = "mathjax/tex-chtml.js"
+# TeX input, HTML-CSS output and what they load on demand (TeX extensions, fonts, the accessibility menu and
+# its speech rules); the other combined builds (SVG output, MathML input) are left out: 8 MB, not 24.
+MATHJAX_PARTS = ["tex-chtml.js", "input/tex", "output/chtml", "ui", "a11y", "sre", "adaptors"]
 myst_heading_anchors = 3
 
 # MyST-NB: never execute, show the outputs committed in the notebooks.
@@ -162,7 +176,22 @@ class NamedHeaderCells(SphinxPostTransform):
                     entry += nodes.paragraph("", "", nodes.inline("", "row names", classes=["visually-hidden"]))
 
 
+def copy_mathjax(app, exception):
+    """After a successful build, put MathJax's files where mathjax_path points: _static/mathjax/."""
+    if exception is not None or app.builder.format != "html":
+        return
+    target = Path(app.outdir) / "_static" / "mathjax"
+    for part in MATHJAX_PARTS:
+        source = MATHJAX / part
+        if source.is_dir():
+            shutil.copytree(source, target / part, dirs_exist_ok=True)
+        else:
+            target.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target / part)
+
+
 def setup(app):
+    app.connect("build-finished", copy_mathjax)
     app.add_post_transform(RepositoryLinks)
     app.add_post_transform(NamedHeaderCells)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
