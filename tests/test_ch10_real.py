@@ -92,7 +92,8 @@ def test_the_packing_record_is_what_transformers_computes_now():
     assert list(measured) == list(recorded)
     for call, run in measured.items():
         old = recorded[call]
-        assert abs(run.loss - old.loss) < 1e-4 and abs(run.off - old.off) < 1e-2 and run.changed == old.changed, call
+        same_share = abs(run.changed - old.changed) < 1e-6  # the record keeps 6 decimals: 31 of 96 is 0.322917
+        assert abs(run.loss - old.loss) < 1e-4 and abs(run.off - old.off) < 1e-2 and same_share, call
 
 
 def transformers_version():
