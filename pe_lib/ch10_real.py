@@ -4,13 +4,17 @@ Three bugs that run without an error and with the right shapes, each measured on
 (SmolLM2-135M in the notebook) as a loss and as the largest logit difference from the right run:
 - a left-padded batch without the attention mask, or without position ids counted from each row's first
   token (padding_bug, and bfloat16_shift: what the position ids still do when the angles are bfloat16);
-- documents packed into one row without a document mask, or without position resets (packing_bug);
+- documents packed into one row: what keeps them apart, in pe_lib (document_ids) and in transformers, which
+  has no document ids and infers the documents from position resets only without a mask and a cache
+  (packing_bug; transformers_packing measures transformers itself, recorded_packing reads that measurement);
 - a YaRN port that forgets the attention factor, or uses the paper's ramp where the config names
   transformers' (yarn_port_bug).
 bugs_figure draws the three. The grader of the section's exercise is in ch10_real_exercises.
 """
 
 import dataclasses
+import json
+from pathlib import Path
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -128,12 +132,24 @@ def bfloat16_shift(model, rows, pad_id):
     return (shifted - counted)[real].abs().max().item()
 
 
+PACKING_RUNS = (
+    "the document alone",
+    "resets, no mask, no cache",
+    "document mask, positions run on",
+    "neither",
+    "resets + a cache or a mask of ones",
+)
+
+
 def packing_bug(model, first, second):
     """{run: Run} for two documents packed into one row, on the second document's tokens, against it run alone.
 
-    Runs: "the document alone" (the reference), "document mask + position resets", "document mask only"
-    (positions run on from the first document), "neither" (the second document reads the first) and
-    "position resets only" (it reads the first, whose tokens now sit at positions after its own).
+    Runs (PACKING_RUNS): "the document alone" (the reference); "resets, no mask, no cache" (positions restart
+    at the second document and the documents are read off the resets, as transformers does for a forward
+    without a 2-D mask and without a cache: llama.inferred_document_ids); "document mask, positions run on"
+    (document_ids, positions 0..n-1: a shift); "neither" (positions run on, no mask: the second document reads
+    the first); "resets + a cache or a mask of ones" (resets that nothing reads as documents: transformers with
+    use_cache=True or an attention_mask of ones; the second document reads the first at positions after its own).
     """
     first, second = _rows([first, second])
     ids = torch.cat([first, second])[None]
@@ -142,16 +158,106 @@ def packing_bug(model, first, second):
     alone = model(second[None])[0]
     part = slice(len(first), None)
 
-    def run(**inputs):
-        return _compare([(model(ids, **inputs)[0, part], second)], [alone])
+    def run(**inputs):  # the logits of the second document only: the first one's are not measured
+        return _compare([(model.logits(model.hidden_states(ids, **inputs)[0, part]), second)], [alone])
 
     return {
         "the document alone": _compare([(alone, second)], [alone]),
-        "document mask + position resets": run(document_ids=docs, position_ids=resets),
-        "document mask only": run(document_ids=docs),
+        "resets, no mask, no cache": run(position_ids=resets, document_ids=llama.inferred_document_ids(resets)),
+        "document mask, positions run on": run(document_ids=docs),
         "neither": run(),
-        "position resets only": run(position_ids=resets),
+        "resets + a cache or a mask of ones": run(position_ids=resets),
     }
+
+
+# --- what transformers does with packed documents, measured ----------------------------------------
+
+PACKING_RECORD = Path(__file__).resolve().parent / "data" / "transformers_packing.json"
+# Each call of transformers' LlamaForCausalLM the record measures (ids: the two documents packed, second: the
+# second alone, resets: positions restarting at it, block: the (1, 1, n, n) causal mask of each document, ones: a
+# 2-D attention_mask of ones), and the pe_lib run of packing_bug that computes the same.
+TRANSFORMERS_PACKING = {
+    "model(second)": "the document alone",
+    "model(ids, position_ids=resets, use_cache=False)": "resets, no mask, no cache",
+    "model(ids, attention_mask=block, use_cache=False)": "document mask, positions run on",
+    "model(ids, use_cache=False)": "neither",
+    "model(ids, position_ids=resets)": "resets + a cache or a mask of ones",
+    "model(ids, position_ids=resets, attention_mask=ones, use_cache=False)": "resets + a cache or a mask of ones",
+}
+
+
+def transformers_packing(first, second):
+    """{call: Run}: what transformers' LlamaForCausalLM computes for two packed documents, measured.
+
+    The model is SmolLM2-135M-Instruct read by transformers from the same GGUF file (smollm.gguf_path()), in
+    float32; first and second are 1-D int64 token ids. Each call of TRANSFORMERS_PACKING is run on the second
+    document's tokens and compared with model(second). model(ids, position_ids=resets) keeps the config's
+    use_cache=True: the default forward builds a cache. Loading takes tens of seconds.
+    """
+    import transformers
+
+    from . import smollm
+
+    first, second = _rows([first, second])
+    path = smollm.gguf_path()
+    reference = transformers.AutoModelForCausalLM.from_pretrained(
+        str(path.parent), gguf_file=path.name, dtype=torch.float32
+    ).eval()
+    n = len(first) + len(second)
+    ids = torch.cat([first, second])[None]
+    resets = torch.cat([torch.arange(len(first)), torch.arange(len(second))])[None]
+    docs = torch.cat([torch.zeros(len(first)), torch.ones(len(second))])
+    block = ((docs[:, None] == docs[None, :]) & torch.ones(n, n, dtype=torch.bool).tril())[None, None]
+    inputs = {
+        "model(ids, position_ids=resets, use_cache=False)": {"position_ids": resets, "use_cache": False},
+        "model(ids, attention_mask=block, use_cache=False)": {"attention_mask": block, "use_cache": False},
+        "model(ids, use_cache=False)": {"use_cache": False},
+        "model(ids, position_ids=resets)": {"position_ids": resets},
+        "model(ids, position_ids=resets, attention_mask=ones, use_cache=False)": {
+            "position_ids": resets,
+            "attention_mask": torch.ones_like(ids),
+            "use_cache": False,
+        },
+    }
+    part = slice(len(first), None)
+    with torch.no_grad():
+        alone = reference(second[None], use_cache=False).logits[0]
+        runs = {"model(second)": _compare([(alone, second)], [alone])}
+        for call, kwargs in inputs.items():
+            runs[call] = _compare([(reference(ids, **kwargs).logits[0, part], second)], [alone])
+    return runs
+
+
+def write_packing_record(first, second):
+    """Measure transformers_packing(first, second) and write it, with the token ids and versions, to PACKING_RECORD."""
+    import transformers
+
+    runs = transformers_packing(first, second)
+    record = {
+        "transformers": transformers.__version__,
+        "torch": torch.__version__.split("+")[0],
+        "first": torch.as_tensor(first).tolist(),
+        "second": torch.as_tensor(second).tolist(),
+        "runs": {call: {k: round(v, 6) for k, v in dataclasses.asdict(run).items()} for call, run in runs.items()},
+    }
+    lines = [f" {json.dumps(key)}: {json.dumps(value)}" for key, value in record.items() if key != "runs"]
+    lines.append(' "runs": {\n' + ",\n".join(f"  {json.dumps(c)}: {json.dumps(r)}" for c, r in record["runs"].items()))
+    PACKING_RECORD.write_text("{\n" + ",\n".join(lines) + "\n }\n}\n", encoding="utf-8")
+
+
+def recorded_packing():
+    """transformers_packing as measured and recorded: (runs {call: Run}, record) with the token ids and versions."""
+    record = json.loads(PACKING_RECORD.read_text(encoding="utf-8"))
+    return {call: Run(**values) for call, values in record["runs"].items()}, record
+
+
+def transformers_table(runs):
+    """{call: Run} of transformers_packing as text: loss, largest logit difference, predictions changed, the call."""
+    lines = ["  loss  largest logit difference  predictions changed  transformers' LlamaForCausalLM"]
+    for call, run in runs.items():
+        off = f"< {SAME:g}" if run.same else f"{run.off:.1f}"
+        lines.append(f"  {run.loss:.2f}  {off:>24}  {run.changed:>19.0%}  {call}")
+    return "\n".join(lines)
 
 
 def yarn_port_bug(model, ids, scaling):

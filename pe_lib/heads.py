@@ -3,9 +3,12 @@
     norms = heads.pair_norms(model)                       # from the weights: q (layers, n_heads, pairs), k (..)
     norms = heads.pair_norms(model, ids)                  # from the vectors the model computes on a text
     probs = heads.attention_probabilities(model, ids, layers=[0, 16])   # (batch, 2, n_heads, n, n)
+    probs, norms = heads.probabilities_and_norms(model, ids)   # every layer's, from one forward
     heads.previous_token_score(probs)                     # (batch, 2, n_heads): mean attention on key i - 1
     heads.first_token_score(probs)                        # (batch, 2, n_heads): mean attention on key 0
     heads.norm_share(norms.q)[..., :8].sum(-1)            # what the 8 fastest pairs hold of each head's norm^2
+    with heads.unrotated_pairs(model, range(8)):          # the same model, pairs 0-7 turned by no angle
+        logits = model(ids)
 
 A RoPE pair is the two features of a query (or key) that turn together at one frequency theta_i:
 with the "half" layout features i and i + head_dim/2, with "interleaved" features 2i and 2i + 1.
@@ -17,8 +20,13 @@ requested layer's attention reads the input the layer sees (normalised hidden st
 and the layer's own projections and pe_lib.llama.rotate turn it into q and k; softmax(q k^T /
 sqrt(head_dim)) under the causal mask gives the probabilities the fused kernel never materialises.
 The forward stops after the last requested layer. The model is not changed.
+
+unrotated_pairs is the causal test the norms cannot give: the chosen pairs get theta_i = 0 (cos 1, sin 0)
+in every layer, so they compare content at every distance, and the loss says what their rotation did.
 """
 
+import contextlib
+import dataclasses
 import math
 from collections import namedtuple
 
@@ -26,7 +34,8 @@ import numpy as np
 import torch
 
 from . import _validate
-from .llama import Llama, rotate
+from .llama import Llama, Positions, rotate
+from .rope_scaling import rope_attention_factor
 
 PairNorms = namedtuple("PairNorms", ["q", "k"])
 PairNorms.__doc__ = "Norms per RoPE pair: q (layers, n_heads, pairs) and k (layers, n_kv_heads, pairs), NumPy."
@@ -74,10 +83,7 @@ def _queries_and_keys(model, ids, layers, inputs):
     def hook(index):
         def read(attention, args, kwargs):
             x, cos, sin, layout, *rest = (*args, *kwargs.values())
-            batch, n, _ = x.shape
-            d = attention.head_dim
-            q = attention.q(x).view(batch, n, attention.n_heads, d).transpose(1, 2)
-            k = attention.k(x).view(batch, n, attention.n_kv_heads, d).transpose(1, 2)
+            q, k, _ = attention.project(x).split((attention.n_heads, attention.n_kv_heads, attention.n_kv_heads), 1)
             if cos is not None:  # a layer without positions (nope_layers) rotates nothing
                 q, k = rotate(q, cos, sin, layout), rotate(k, cos, sin, layout)
             found[index] = (q, k, rest[0] if rest else None)
@@ -117,16 +123,20 @@ def pair_norms(model, ids=None, **inputs):
         q_norms, k_norms = [], []
         for layer in model.layers:
             for weight, heads, out in (
-                (layer.attn.q.weight, config.n_heads, q_norms),
-                (layer.attn.k.weight, config.n_kv_heads, k_norms),
+                (layer.attn.q_weight, config.n_heads, q_norms),
+                (layer.attn.k_weight, config.n_kv_heads, k_norms),
             ):
                 rows = weight.detach().double().view(heads, config.head_dim, -1).pow(2).sum(-1)  # (heads, head_dim)
                 a, b = _pairs(rows, layout)
                 out.append((a + b).sqrt())
         return PairNorms(torch.stack(q_norms).numpy(), torch.stack(k_norms).numpy())
-    found = _queries_and_keys(model, ids, list(range(config.n_layers)), inputs)
+    return _activation_norms(_queries_and_keys(model, ids, list(range(config.n_layers)), inputs), layout)
+
+
+def _activation_norms(found, layout):
+    """PairNorms of the queries and keys found[layer] = (q, k, mask), every layer in order."""
     norms = {"q": [], "k": []}
-    for index in range(config.n_layers):
+    for index in range(len(found)):
         for name, x in zip("qk", found[index][:2], strict=True):
             a, b = _pairs(x.double(), layout)
             norms[name].append((a.pow(2) + b.pow(2)).mean(dim=(0, 2)).sqrt())  # mean over batch and tokens
@@ -144,7 +154,19 @@ def attention_probabilities(model, ids, layers=None, **inputs):
     """
     model = _check_model(model)
     layers = _check_layers(layers, model.config.n_layers)
+    return _probabilities(_queries_and_keys(model, ids, layers, inputs), layers)
+
+
+def probabilities_and_norms(model, ids, **inputs):
+    """(attention_probabilities(model, ids, **inputs), pair_norms(model, ids, **inputs)) from one forward."""
+    model = _check_model(model)
+    layers = list(range(model.config.n_layers))
     found = _queries_and_keys(model, ids, layers, inputs)
+    return _probabilities(found, layers), _activation_norms(found, model.positions.layout)
+
+
+def _probabilities(found, layers):
+    """softmax(q k^T / sqrt(d)) under each layer's mask, (batch, len(layers), n_heads, n, n), from found[layer]."""
     out = []
     for index in layers:
         q, k, allowed = found[index]
@@ -231,3 +253,42 @@ def norm_share(norms):
     if (total == 0).any():
         raise ValueError("norms must not be all zero for a head: a head without any norm has no shares")
     return squared / total
+
+
+@dataclasses.dataclass(frozen=True)
+class _UnrotatedPairs(Positions):
+    """Positions whose pairs `pairs` turn by no angle (theta_i = 0); every other choice as in Positions."""
+
+    pairs: frozenset = frozenset()
+
+    def cos_sin(self, position_ids, head_dim):
+        cos, sin = super().cos_sin(position_ids, head_dim)
+        chosen = sorted(self.pairs)
+        cos[..., chosen] = rope_attention_factor(self.scaling)  # cos 0 = 1, times YaRN's factor where it has one
+        sin[..., chosen] = 0.0
+        return cos, sin
+
+
+@contextlib.contextmanager
+def unrotated_pairs(model, pairs):
+    """Run the block with RoPE pairs `pairs` (indices, 0 = fastest) turned by no angle in every layer.
+
+    Each chosen pair keeps its features and its weights but is rotated by 0 at every position (theta_i = 0):
+    it then adds the same score for a key at any distance. The model's other position choices stay; they are
+    restored on exit.
+    """
+    model = _check_model(model)
+    n_pairs = model.config.head_dim // 2
+    if isinstance(pairs, (str, bytes, torch.Tensor, np.ndarray)) or not hasattr(pairs, "__iter__"):
+        raise TypeError(f"pairs must be a collection of pair indices (e.g. range(8)), got {pairs!r}")
+    chosen = frozenset(_validate.count("pairs", i) for i in pairs)
+    outside = sorted(i for i in chosen if i >= n_pairs)
+    if outside:
+        raise ValueError(f"pairs must be indices below head_dim // 2 = {n_pairs}, got {outside}")
+    previous = model.positions
+    fields = {f.name: getattr(previous, f.name) for f in dataclasses.fields(Positions)}
+    model.positions = _UnrotatedPairs(**fields, pairs=chosen | getattr(previous, "pairs", frozenset()))
+    try:
+        yield model
+    finally:
+        model.positions = previous

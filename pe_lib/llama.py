@@ -2,6 +2,7 @@
 
     model = Llama(LlamaConfig(...))                    # or: model, tokenizer = pe_lib.smollm.load()
     logits = model(ids, position_ids=None)             # ids (batch, n) int64 -> (batch, n, vocab) float32
+    last = model.logits(model.hidden_states(ids)[:, -1:])   # only the logits a prediction needs
     logits = model(ids, position_ids=padded_position_ids(mask), attention_mask=mask)  # a left-padded batch
     logits = model(ids, position_ids=document_position_ids(docs), document_ids=docs)  # packed documents
     with model.use_positions(layout="interleaved", angle_dtype=torch.bfloat16):
@@ -10,11 +11,17 @@
 The blocks are the ones Llama-family models run, as Hugging Face's LlamaForCausalLM computes them:
 RMSNorm before attention and before the MLP, grouped-query attention (several query heads share
 one key/value head), a SwiGLU MLP, a final RMSNorm and logits from the (tied) token embedding.
+Each block does four matrix products where transformers does seven: q, k and v in one (nanoGPT's
+c_attn), gate and up in one; the same numbers, in fewer and longer passes.
 Attention is causal. `attention_mask` (batch, n) of 1 (a token) and 0 (padding) hides the padding
 from every token, as Hugging Face's attention_mask does; `document_ids` (batch, n) lets a token read
 only the earlier tokens of its own document (packed sequences). Either one changes only which keys
 a query reads, never the positions: pass position_ids too (padded_position_ids, document_position_ids).
 Without them, or when they hide nothing, the fused causal kernel runs.
+transformers has no document_ids: it infers the documents from position ids that restart
+(inferred_document_ids), and only when it gets no 2-D attention_mask and no cache ("padding-free"
+training; a forward with use_cache=True, the config default, or with a mask of ones lets the documents
+read each other). pe_lib never infers: it hides what document_ids says, and nothing else.
 
 RoPE is the only place positions enter. Everything about it lives in `Positions`, which the
 model's code reads but never hard-codes:
@@ -163,23 +170,48 @@ class RMSNorm(nn.Module):
 
 
 class Attention(nn.Module):
-    """Causal grouped-query self-attention, RoPE on queries and keys (unless the layer has none)."""
+    """Causal grouped-query self-attention, RoPE on queries and keys (unless the layer has none).
+
+    q, k and v come out of one matrix product, as in nanoGPT: the rows of `qkv.weight` are W_Q (n_heads * head_dim
+    rows), then W_K and W_V (n_kv_heads * head_dim rows each); q_weight, k_weight and v_weight are views of them.
+    One larger product does the work of three on fewer, longer passes over x.
+    """
 
     def __init__(self, config):
         super().__init__()
         self.n_heads, self.n_kv_heads, self.head_dim = config.n_heads, config.n_kv_heads, config.head_dim
-        self.q = nn.Linear(config.dim, config.n_heads * self.head_dim, bias=False)
-        self.k = nn.Linear(config.dim, config.n_kv_heads * self.head_dim, bias=False)
-        self.v = nn.Linear(config.dim, config.n_kv_heads * self.head_dim, bias=False)
+        kv_rows = config.n_kv_heads * self.head_dim
+        self.sizes = (config.n_heads * self.head_dim, kv_rows, kv_rows)  # the rows of W_Q, W_K, W_V
+        self.qkv = nn.Linear(config.dim, sum(self.sizes), bias=False)
         self.o = nn.Linear(config.n_heads * self.head_dim, config.dim, bias=False)
+
+    @property
+    def q_weight(self):
+        """W_Q (n_heads * head_dim, dim): a view of qkv.weight's first rows (write into it to change the model)."""
+        return self.qkv.weight[: self.sizes[0]]
+
+    @property
+    def k_weight(self):
+        """W_K (n_kv_heads * head_dim, dim): a view of qkv.weight's rows after W_Q."""
+        return self.qkv.weight[self.sizes[0] : self.sizes[0] + self.sizes[1]]
+
+    @property
+    def v_weight(self):
+        """W_V (n_kv_heads * head_dim, dim): a view of qkv.weight's last rows."""
+        return self.qkv.weight[self.sizes[0] + self.sizes[1] :]
+
+    def project(self, x):
+        """x's q, k and v heads, unrotated, (batch, n_heads + 2 * n_kv_heads, n, head_dim): q's, then k's, then v's."""
+        batch, n, _ = x.shape
+        return self.qkv(x).view(batch, n, -1, self.head_dim).transpose(1, 2)
 
     def forward(self, x, cos, sin, layout, mask=None):
         batch, n, _ = x.shape
-        q = self.q(x).view(batch, n, self.n_heads, self.head_dim).transpose(1, 2)
-        k = self.k(x).view(batch, n, self.n_kv_heads, self.head_dim).transpose(1, 2)
-        v = self.v(x).view(batch, n, self.n_kv_heads, self.head_dim).transpose(1, 2)
-        if cos is not None:
-            q, k = rotate(q, cos, sin, layout), rotate(k, cos, sin, layout)
+        heads = self.project(x)
+        qk, v = heads.split((self.n_heads + self.n_kv_heads, self.n_kv_heads), dim=1)
+        if cos is not None:  # q's and k's heads sit side by side: one rotation turns them all
+            qk = rotate(qk, cos, sin, layout)
+        q, k = qk.split((self.n_heads, self.n_kv_heads), dim=1)
         # enable_gqa: each key/value head serves n_heads // n_kv_heads query heads, without copies;
         # is_causal keeps the fused kernel, which never materialises the n x n score matrix. A mask
         # (batch, 1, n, n), True where a query may read a key, already holds the causal part.
@@ -191,16 +223,16 @@ class Attention(nn.Module):
 
 
 class MLP(nn.Module):
-    """SwiGLU: down(silu(gate(x)) * up(x))."""
+    """SwiGLU: down(silu(gate(x)) * up(x)), gate and up in one matrix product (rows of W_gate, then of W_up)."""
 
     def __init__(self, config):
         super().__init__()
-        self.gate = nn.Linear(config.dim, config.hidden_dim, bias=False)
-        self.up = nn.Linear(config.dim, config.hidden_dim, bias=False)
+        self.gate_up = nn.Linear(config.dim, 2 * config.hidden_dim, bias=False)
         self.down = nn.Linear(config.hidden_dim, config.dim, bias=False)
 
     def forward(self, x):
-        return self.down(F.silu(self.gate(x)) * self.up(x))
+        gate, up = self.gate_up(x).chunk(2, dim=-1)
+        return self.down(F.silu(gate) * up)
 
 
 class Block(nn.Module):
@@ -219,7 +251,8 @@ class Block(nn.Module):
 class Llama(nn.Module):
     """A Llama-family decoder with tied input/output embeddings.
 
-    forward(ids, position_ids=None, attention_mask=None, document_ids=None) -> logits.
+    forward(ids, position_ids=None, attention_mask=None, document_ids=None) -> logits;
+    hidden_states(...) the same up to the final norm, logits(hidden) the rest.
     """
 
     def __init__(self, config, positions=None):
@@ -304,7 +337,7 @@ class Llama(nn.Module):
         return ((allowed & causal) | torch.eye(n, dtype=torch.bool))[:, None]
 
     def forward(self, ids, position_ids=None, attention_mask=None, document_ids=None):
-        """Logits (batch, n, vocab) float32 for ids (batch, n).
+        """Logits (batch, n, vocab) float32 for ids (batch, n): self.logits(self.hidden_states(ids, ...)).
 
         position_ids (batch, n) or (n,), default 0..n-1. attention_mask (batch, n): 1 for a token, 0 for
         padding, which no token reads (left padding: pass position_ids=padded_position_ids(attention_mask)
@@ -312,17 +345,29 @@ class Llama(nn.Module):
         only earlier tokens with its own id (packed documents: position_ids=document_position_ids(document_ids)
         restarts the positions of each). Logits at padding tokens are computed but mean nothing.
         """
+        return self.logits(self.hidden_states(ids, position_ids, attention_mask, document_ids))
+
+    def hidden_states(self, ids, position_ids=None, attention_mask=None, document_ids=None):
+        """The final RMSNorm's output (batch, n, dim) for ids (batch, n), arguments as forward's: all but the logits.
+
+        A loss needs the logits of every position, a prediction only of the last: self.logits(hidden[:, -1:])
+        skips the rest of the largest matrix product (the logits of 2,048 tokens alone are 403 MB).
+        """
         position_ids = self._check(ids, position_ids)
         mask = self._mask(ids, attention_mask, document_ids)
         positions = self.positions
-        cos, sin = positions.cos_sin(position_ids, self.config.head_dim)
+        cos, sin = positions.cos_sin(position_ids, self.config.head_dim)  # once per forward, shared by every layer
         x = self.embed(ids)
         for index, layer in enumerate(self.layers):
             if index in positions.nope_layers:
                 x = layer(x, None, None, positions.layout, mask)
             else:
                 x = layer(x, cos, sin, positions.layout, mask)
-        return self.norm(x) @ self.embed.weight.T
+        return self.norm(x)
+
+    def logits(self, hidden):
+        """Logits (..., vocab) of final hidden states (..., dim): their product with the (tied) token embedding."""
+        return hidden @ self.embed.weight.T
 
 
 def _tensor_2d(name, value, what, shape):
@@ -381,6 +426,20 @@ def document_position_ids(document_ids):
     starts[:, 1:] = docs[:, 1:] != docs[:, :-1]
     first = torch.where(starts, index, 0).cummax(-1).values  # the index where each token's run began
     return index - first
+
+
+def inferred_document_ids(position_ids):
+    """The documents transformers reads from packed position ids: (batch, n) int64, 0 for the first document.
+
+    A new document starts wherever a position is not the previous one + 1 (transformers'
+    find_packed_sequence_indices, used when a forward gets no 2-D attention_mask and no cache). Pass the
+    result as document_ids to compute what transformers computes for packed rows without a mask.
+    """
+    positions = _tensor_2d("position_ids", position_ids, "positions", None)
+    if positions.dtype == torch.bool or positions.is_complex():
+        raise TypeError(f"position_ids must hold real numbers, got dtype {positions.dtype}")
+    steps = torch.diff(positions, prepend=positions[:, :1] - 1, dim=-1)
+    return (steps != 1).long().cumsum(-1)
 
 
 def next_token_loss(logits, ids):

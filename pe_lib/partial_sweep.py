@@ -130,8 +130,7 @@ def permuted_qk(model, order):
     saved = []
     with torch.no_grad():
         for layer in model.layers:
-            for linear in (layer.attn.q, layer.attn.k):
-                weight = linear.weight
+            for weight in (layer.attn.q_weight, layer.attn.k_weight):  # views of the layer's fused qkv rows
                 saved.append((weight, weight.clone()))
                 rows = weight.view(-1, head_dim, weight.shape[-1])
                 rows.copy_(rows[:, order].clone())

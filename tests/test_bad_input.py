@@ -11,6 +11,7 @@ import pe_lib.experiments
 from pe_lib import (
     accessible,
     audit,
+    ch10_context,
     decoder,
     extrapolation,
     figures,
@@ -803,6 +804,32 @@ CASES = {
         ["sliding_window_pattern='LLLG'", "give layer_types"],
     ),
     "rope_config ignored_keys config not a dict": (lambda: rope_config.ignored_keys(3), TypeError, ["config", "int"]),
+    # notebook 10: packed documents as transformers reads them, pairs switched off, dynamic NTK under a cache
+    "llama inferred_document_ids bool": (
+        lambda: llama.inferred_document_ids([[True, False]]),
+        TypeError,
+        ["position_ids", "torch.bool"],
+    ),
+    "llama inferred_document_ids 1-D": (
+        lambda: llama.inferred_document_ids([0, 1, 0]),
+        ValueError,
+        ["position_ids", "(batch, n)", "(3,)"],
+    ),
+    "heads unrotated_pairs outside": (
+        lambda: heads.unrotated_pairs(_tiny_llama(), [99]).__enter__(),
+        ValueError,
+        ["pairs", "head_dim // 2", "[99]"],
+    ),
+    "heads unrotated_pairs int": (
+        lambda: heads.unrotated_pairs(_tiny_llama(), 3).__enter__(),
+        TypeError,
+        ["pairs", "3"],
+    ),
+    "ch10_context key after the query": (
+        lambda: ch10_context.dynamic_cache_drift(10, [12], long_context.load_results()),
+        ValueError,
+        ["keys", "before the query 10", "12"],
+    ),
     # the auditor (pe_lib.audit): tests/test_audit.py holds the rest of its rows
     "audit config not a str": (lambda: audit.load_config(None), TypeError, ["CONFIG", "None"]),
     "audit unreadable JSON": (lambda: audit.parse_config("{'a': 1}", "x.json"), ValueError, ["x.json", "line 1"]),

@@ -54,11 +54,52 @@ def test_bfloat16_angles_are_not_exact_under_a_shift(model):
     assert ch10.bfloat16_shift(model, [_tokens(20, 1), _tokens(20, 2)], pad_id=0) == 0  # no padding: no shift
 
 
-def test_packing_bug_only_the_document_mask_keeps_documents_apart(model):
+def test_packing_bug_only_a_document_mask_keeps_documents_apart(model):
     runs = ch10.packing_bug(model, _tokens(16, 4), _tokens(12, 5))
+    assert list(runs) == list(ch10.PACKING_RUNS)
     assert runs["the document alone"].off == 0
-    assert runs["document mask + position resets"].same and runs["document mask only"].same
-    assert not runs["neither"].same and not runs["position resets only"].same
+    assert runs["resets, no mask, no cache"].same and runs["document mask, positions run on"].same
+    assert not runs["neither"].same and not runs["resets + a cache or a mask of ones"].same
+    assert set(ch10.TRANSFORMERS_PACKING.values()) == set(ch10.PACKING_RUNS)  # every run has its transformers call
+
+
+def test_transformers_table_names_each_call():
+    runs = {"model(second)": ch10.Run(3.1, 0.0, 0.0), "model(ids, position_ids=resets)": ch10.Run(5.6, 30.3, 0.74)}
+    lines = ch10.transformers_table(runs).splitlines()
+    assert "transformers" in lines[0] and lines[1].endswith("model(second)") and "< 0.001" in lines[1]
+    assert "30.3" in lines[2] and "74%" in lines[2] and lines[2].endswith("model(ids, position_ids=resets)")
+
+
+@pytest.mark.slow
+def test_the_packing_record_is_what_pe_lib_computes_on_its_tokens():
+    """The record notebook 10 prints (transformers, measured) against pe_lib's runs on the record's own tokens."""
+    from pe_lib import smollm
+
+    recorded, record = ch10.recorded_packing()
+    assert record["transformers"] == transformers_version() and len(record["first"]) == len(record["second"]) == 96
+    assert set(recorded) == set(ch10.TRANSFORMERS_PACKING)
+    real, _ = smollm.load()
+    ours = ch10.packing_bug(real, torch.tensor(record["first"]), torch.tensor(record["second"]))
+    for call, run in recorded.items():
+        mine = ours[ch10.TRANSFORMERS_PACKING[call]]
+        assert abs(run.loss - mine.loss) < 1e-3 and run.same == mine.same and abs(run.changed - mine.changed) < 0.02
+
+
+@pytest.mark.slow
+def test_the_packing_record_is_what_transformers_computes_now():
+    recorded, record = ch10.recorded_packing()
+    measured = ch10.transformers_packing(torch.tensor(record["first"]), torch.tensor(record["second"]))
+    assert list(measured) == list(recorded)
+    for call, run in measured.items():
+        old = recorded[call]
+        same_share = abs(run.changed - old.changed) < 1e-6  # the record keeps 6 decimals: 31 of 96 is 0.322917
+        assert abs(run.loss - old.loss) < 1e-4 and abs(run.off - old.off) < 1e-2 and same_share, call
+
+
+def transformers_version():
+    import transformers
+
+    return transformers.__version__
 
 
 def test_yarn_port_bug_compares_each_port_with_transformers_yarn(model):

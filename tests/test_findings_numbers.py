@@ -1,4 +1,4 @@
-"""Every number the committed figure captions of notebooks 01-08 quote, recomputed (issue 34).
+"""Every number the committed figure captions of notebooks 01-10 quote, recomputed (issue 34).
 
 A caption is the finding shown under a figure (`pe_lib.accessible.show`, an explorer's frame); it is read
 here from the committed notebook, by its cell's id. Each recomputation derives the numbers the caption
@@ -23,8 +23,9 @@ import pytest
 import torch
 
 import pe_lib
-from pe_lib import analysis, experiments, extrapolation, findings
+from pe_lib import analysis, experiments, extrapolation, findings, long_context
 from pe_lib import ch01_order as ch01
+from pe_lib import ch10_real as ch10
 from pe_lib.data import load_minilm_embeddings
 
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
@@ -33,10 +34,11 @@ CHAPTERS = (
     "02_naive_encodings",
     "03_sinusoidal_derivation",
     "04_pendulum_intuition",
-    "06_embedding_pipeline",
     "05_learned_vs_fixed",
+    "06_embedding_pipeline",
     "07_relative_positions",
     "08_length_generalisation",
+    "10_real_model",
 )
 CAPTION = re.compile(r"<figcaption[^>]*>(.*?)</figcaption>", re.DOTALL)
 
@@ -50,6 +52,14 @@ NOT_RECOMPUTED = {
     "checks its caption against the drawn lines",
     ("06_embedding_pipeline", "f1bbfb3e"): "the explorer's sentence comes from a model drawn after the notebook's "
     "earlier draws; DropoutExplorer's caption is recomputed at every p in tests/test_ch06_pipeline.py",
+    ("10_real_model", "b0d323b5"): "losses of the real model (a forward each); the cell checks its caption against "
+    "the drawn lines",
+    ("10_real_model", "a5e1c0d4"): "attention of the real model on the text; the cell checks its caption against the "
+    "drawn maps",
+    ("10_real_model", "a5e1c0db"): "norms of the real model's queries; the cell checks its caption against the drawn "
+    "profile and points, and the slow pairs' share from the norms themselves",
+    ("10_real_model", "a5e1c0de"): "the explorer's sentence follows its layer and head; HeadsExplorer's caption is "
+    "tested in tests/test_ch10_heads.py",
 }
 
 NOT_RECOMPUTED |= {
@@ -768,6 +778,32 @@ def _(caption):
 
 
 # --- the tests -----------------------------------------------------------------------------------
+
+
+@recomputes("10_real_model", "c50790be")
+def _(caption):
+    """The packing numbers from transformers' own measurement (the committed record), not pe_lib's forward."""
+    runs, _ = ch10.recorded_packing()
+    return {
+        "the document alone, in transformers": runs["model(second)"].loss,
+        "neither mask nor resets": runs["model(ids, use_cache=False)"].loss,
+        "resets with the config's cache": runs["model(ids, position_ids=resets)"].loss,
+        "resets with a mask of ones": runs[
+            "model(ids, position_ids=resets, attention_mask=ones, use_cache=False)"
+        ].loss,
+    }
+
+
+@recomputes("10_real_model", "e38cf009")
+def _(caption):
+    """From the committed sweep's 512-token blocks (the caption's quarter means come from its windows)."""
+    sweep = long_context.load_results()
+    bucket = sweep["setup"]["bucket"]
+    blocks = {method: np.array(sweep["bucket_loss"][method]) for method in long_context.METHODS}
+    inside = blocks["none"][: 8192 // bucket]
+    rise = next(i for i in range(len(inside), len(blocks["none"])) if (blocks["none"][i:] > inside.max()).all())
+    quarter = {f"{method}, positions 12,288-16,383": b[12288 // bucket :].mean() for method, b in blocks.items()}
+    return {"RoPE unchanged holds to": bucket * rise, "its last block": blocks["none"][-1]} | quarter
 
 
 @pytest.mark.parametrize(("notebook", "cell_id"), sorted(RECOMPUTED), ids=lambda value: str(value))

@@ -71,12 +71,12 @@ def test_weight_pair_norms_read_the_rows_of_each_pair(layout):
     weight = torch.zeros(config.n_heads * d, config.dim)
     first, second = (5, 5 + half) if layout == "half" else (10, 11)  # the two rows of pair 5 in this layout
     weight[2 * d + first, 0], weight[2 * d + second, 1] = 3.0, 4.0  # head 2, pair 5: norm 5
-    model.layers[1].attn.q.weight.data = weight
+    model.layers[1].attn.q_weight[:] = weight  # W_Q's rows of the fused qkv matrix
     with model.use_positions(layout=layout):
         norms = heads.pair_norms(model)
     assert norms.q.shape == (3, 4, half) and norms.k.shape == (3, 2, half)
     assert norms.q[1, 2, 5] == 5.0 and np.count_nonzero(norms.q[1]) == 1
-    total = (model.layers[0].attn.k.weight.double() ** 2).view(2, d, -1).sum((1, 2)).sqrt().numpy()
+    total = (model.layers[0].attn.k_weight.double() ** 2).view(2, d, -1).sum((1, 2)).sqrt().numpy()
     assert np.allclose(np.sqrt((norms.k[0] ** 2).sum(-1)), total)  # every row counted once
 
 
@@ -84,7 +84,7 @@ def test_activation_pair_norms_are_the_rms_of_each_pair_of_q_and_k():
     model, ids = _tiny(), _ids(12, batch=2)
     norms = heads.pair_norms(model, ids)
     x = model.layers[0].attn_norm(model.embed(ids))  # the input of layer 0's attention
-    q = model.layers[0].attn.q(x).view(2, 12, 4, 16).double()
+    q = torch.nn.functional.linear(x, model.layers[0].attn.q_weight).view(2, 12, 4, 16).double()
     expected = (q[..., :8] ** 2 + q[..., 8:] ** 2).mean(dim=(0, 1)).sqrt().numpy()
     assert norms.q.shape == (3, 4, 8) and norms.k.shape == (3, 2, 8)
     assert np.allclose(norms.q[0], expected, rtol=1e-5)
@@ -158,3 +158,66 @@ def test_smollm2_probabilities_equal_transformers_reading_the_same_gguf():
     # the weights transformers reads give the pair norms pe_lib reads (q/k rows in the same "half" order)
     q_rows = reference.model.layers[16].self_attn.q_proj.weight.detach().double().view(9, 64, -1).pow(2).sum(-1)
     assert np.allclose(heads.pair_norms(model).q[16], (q_rows[:, :32] + q_rows[:, 32:]).sqrt().numpy())
+
+
+# Switching pairs off: theta_i = 0 for the chosen pairs, the causal test behind notebook 10's norms
+
+
+def test_unrotated_pairs_equal_transformers_with_those_inv_freq_set_to_zero():
+    model, ids = _tiny(), _ids(40)
+    hf = _hf_twin(model)
+    pairs = [0, 1, 5]  # head_dim 16: pairs 0..7
+    hf.model.rotary_emb.inv_freq[pairs] = 0.0
+    with torch.no_grad():
+        theirs = hf(ids, use_cache=False).logits
+    before = model.positions
+    with heads.unrotated_pairs(model, pairs):
+        ours = model(ids)
+        assert model.positions.pairs == frozenset(pairs)
+    assert model.positions is before
+    assert (ours - theirs).abs().max() < 1e-4
+    assert (ours - model(ids)).abs().max() > 1e-2  # the fast pairs' rotation matters here
+
+
+def test_unrotated_pairs_make_those_pairs_blind_to_position_and_keep_other_choices():
+    model, ids = _tiny(), _ids(30)
+    shuffled = torch.randperm(30, generator=torch.Generator().manual_seed(1))
+    with heads.unrotated_pairs(model, range(8)):  # every pair: no positions at all, as nope_layers everywhere
+        every = model(ids)
+        assert torch.allclose(every, model(ids, position_ids=shuffled), atol=1e-5)
+    with model.use_positions(nope_layers={0, 1, 2}):
+        assert torch.allclose(every, model(ids), atol=1e-5)
+    with model.use_positions(layout="interleaved"), heads.unrotated_pairs(model, [2]):
+        assert model.positions.layout == "interleaved"
+        with heads.unrotated_pairs(model, [3]):  # nested: both sets stay unrotated
+            assert model.positions.pairs == frozenset({2, 3})
+    with heads.unrotated_pairs(model, []):
+        assert torch.equal(model(ids), model(ids))
+
+
+@pytest.mark.parametrize(
+    ("pairs", "error", "words"),
+    [
+        (3, TypeError, ["pairs", "3"]),
+        ("01", TypeError, ["pairs", "'01'"]),
+        ([8], ValueError, ["pairs", "head_dim // 2 = 8", "[8]"]),
+        ([-1], ValueError, ["pairs", "-1"]),
+    ],
+)
+def test_unrotated_pairs_bad_input(pairs, error, words):
+    with pytest.raises(error) as info, heads.unrotated_pairs(_tiny(), pairs):
+        pass
+    for word in words:
+        assert word in str(info.value), (word, str(info.value))
+
+
+def test_probabilities_and_norms_are_both_from_one_forward():
+    model, ids = _tiny(), _ids(24)
+    calls = []
+    hook = model.layers[0].register_forward_pre_hook(lambda *args: calls.append(0))
+    probs, norms = heads.probabilities_and_norms(model, ids)
+    hook.remove()
+    assert calls == [0]
+    assert torch.equal(probs, heads.attention_probabilities(model, ids))
+    alone = heads.pair_norms(model, ids)
+    assert np.array_equal(norms.q, alone.q) and np.array_equal(norms.k, alone.k)

@@ -120,6 +120,22 @@ def test_the_model_facts_are_what_the_gguf_metadata_says():
     assert meta["llama.rope.freq_base"] == 1e5 and meta["llama.context_length"] == 8192
     assert meta["tokenizer.ggml.bos_token_id"] == 1 and meta["tokenizer.ggml.eos_token_id"] == 2
     assert "llama.rope.scaling.type" not in meta, "plain RoPE: no scaling in the file"
+    # the padding token is the end-of-sequence token: generate cannot tell padding from an ended text (notebook 10)
+    assert meta["tokenizer.ggml.padding_token_id"] == meta["tokenizer.ggml.eos_token_id"] == 2
+
+
+def test_the_file_is_llama_cpp_q4_1_with_a_q8_0_embedding():
+    """What notebook 10 says the model is: the Q4_1 file (token embedding Q8_0, norms float32), dequantized."""
+    from collections import Counter
+
+    from gguf import GGUFReader
+
+    tensors = GGUFReader(smollm.gguf_path()).tensors
+    assert dict(Counter(t.tensor_type.name for t in tensors)) == smollm.TENSOR_TYPES
+    kinds = {t.name: t.tensor_type.name for t in tensors}
+    assert kinds["token_embd.weight"] == "Q8_0" and kinds["output_norm.weight"] == "F32"
+    assert all(kinds[f"blk.{i}.{m}.weight"] == "Q4_1" for i in range(30) for m in ("attn_q", "attn_k", "ffn_down"))
+    assert smollm.read_metadata()["general.file_type"] == 3  # llama.cpp's LLAMA_FTYPE_MOSTLY_Q4_1
 
 
 def test_the_loaded_model_has_the_facts_and_135m_parameters(loaded):
