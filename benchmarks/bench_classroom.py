@@ -16,7 +16,11 @@ The results go to a JSON file with the machine, the load average before and afte
 `<!-- sizing -->` markers), keeping what was measured apart from what is extrapolated.
 tests/test_classroom.py checks that the table in teaching.md is the one the JSON file gives.
 Run it on a quiet machine: N kernels on 2 cores measure the machine, not the course, if anything
-else runs.
+else runs. --kernel-threads (default 1) sets OMP_NUM_THREADS and MKL_NUM_THREADS for every kernel,
+as classroom/ sets them for each student: torch otherwise starts one thread per core of the whole
+machine in every kernel, and N students' threads fight over the cores (measured 2026-11-28, notebook
+10, 4 students on 2 cores: 426 s and 827 CPU s with torch's default threads, 3.3 times the CPU of
+one student alone).
 """
 
 import argparse
@@ -163,6 +167,7 @@ def main(argv=None):
     parser.add_argument("--at-once", nargs="*", default=["01", "05", "10"], help="notebooks run by N students at once")
     parser.add_argument("--classes", nargs="*", type=int, default=[1, 4, 8], help="how many students at once")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    parser.add_argument("--kernel-threads", type=int, default=1, help="OMP/MKL threads of each kernel (0: torch's)")
     parser.add_argument("--write-teaching", action="store_true", help="then render docs/teaching.md's table")
     parser.add_argument("--render", action="store_true", help="only render docs/teaching.md's table from --out")
     args = parser.parse_args(argv)
@@ -170,6 +175,10 @@ def main(argv=None):
         classroom_sizing.write_teaching(json.loads(args.out.read_text()))
         print("docs/teaching.md: sizing table rendered from", args.out)
         return
+    if args.kernel_threads < 0:
+        parser.error(f"--kernel-threads must be 0 (torch's default) or more, got {args.kernel_threads}")
+    if args.kernel_threads:  # inherited by every kernel nbclient starts from here
+        os.environ["OMP_NUM_THREADS"] = os.environ["MKL_NUM_THREADS"] = str(args.kernel_threads)
     load_before = os.getloadavg()
     paths = (
         [_notebook_path(n) for n in args.notebooks] if args.notebooks else sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
@@ -198,6 +207,7 @@ def main(argv=None):
         "machine": machine(),
         "load_average_before": [round(x, 2) for x in load_before],
         "load_average_after": [round(x, 2) for x in os.getloadavg()],
+        "kernel_threads": args.kernel_threads or None,
         "one_student": single,
         "at_once": together,
         "lab_server_mib": server,

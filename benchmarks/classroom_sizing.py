@@ -35,7 +35,12 @@ def render(result):
         "",
         f"Measured on {result['date']}: {machine['cores']} cores ({machine['cpu']}), {machine['memory_gib']} GiB, "
         f"Python {machine['python']}; load average {result['load_average_before'][0]:.1f} before, "
-        f"{result['load_average_after'][0]:.1f} after (`python benchmarks/bench_classroom.py`).",
+        f"{result['load_average_after'][0]:.1f} after (`python benchmarks/bench_classroom.py`). "
+        + (
+            f"Each kernel ran {result['kernel_threads']} thread(s) (OMP_NUM_THREADS, as classroom/ sets it)."
+            if result.get("kernel_threads")
+            else "Each kernel ran torch's default threads (one per core)."
+        ),
         "",
         "**Measured, one student.** A notebook run top to bottom in a fresh kernel: wall time, the kernel's CPU "
         f"time and its peak memory. Each student also has a JupyterLab server: {result['lab_server_mib']:.0f} MiB "

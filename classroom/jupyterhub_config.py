@@ -61,6 +61,9 @@ c.JupyterHub.spawner_class = "simple"  # SimpleLocalProcessSpawner: local proces
 c.SimpleLocalProcessSpawner.home_dir_template = str(home / "{username}")
 c.Spawner.cmd = [str(singleuser)]
 c.Spawner.default_url = "/lab"
+# One thread per student's kernel: torch otherwise starts one per core in every kernel, and a class's threads
+# fight over the cores (benchmarks/bench_classroom.py measures it; docs/teaching.md has the numbers).
+c.Spawner.environment = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 c.Spawner.http_timeout = 120  # a cold server imports JupyterLab's extensions: slow on a busy 2-core machine
 c.Spawner.start_timeout = 120
 # The course's JupyterLab settings: no news or update checks (they need the internet; the toast

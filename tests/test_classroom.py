@@ -185,6 +185,7 @@ def test_zero_to_jupyterhub_config_follows_the_sizing():
     assert config["cull"]["enabled"] and config["cull"]["timeout"] <= 3600
     assert user["defaultUrl"] == "/lab"
     assert user["extraEnv"]["PE_LIB_CACHE"].startswith("/srv/"), "the model cache must live outside the home volume"
+    assert user["extraEnv"]["OMP_NUM_THREADS"] == str(result["kernel_threads"]), "threads as the sizing measured"
 
 
 def test_the_z2jh_validator_merges_like_helm_and_reports_errors(tmp_path):
