@@ -227,8 +227,9 @@ class ConfigExplorer(Explorer):
             self._axes[0].text(0.01, 0.5, "refused (see the text below)", transform=self._axes[0].transAxes)
         # The scrolling box is the <pre> itself, with tabindex 0, so that keyboard users can scroll it too.
         self.report_box.value = (
-            "<pre tabindex='0' role='region' aria-label='the auditor report' style='max-height: 22em; overflow: auto; "
-            f"font-size: 0.8em; line-height: 1.2'>{html.escape(self.text)}</pre>"
+            "<pre class='pe-explorer-report' tabindex='0' role='region' aria-label='the auditor report' "
+            "style='max-height: 22em; overflow: auto; "
+            f"line-height: 1.2'>{html.escape(self.text)}</pre>"
         )
         self._key = source + json.dumps(self.report is None)  # each config its own look: its ticks, its limits
         return self._key
