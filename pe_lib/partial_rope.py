@@ -33,6 +33,7 @@ import torch
 
 from . import _validate
 from .relative import ROPE_LAYOUTS
+from .relative import _check_x as _check_floats
 
 KINDS = ("neox", "proportional")
 
@@ -124,16 +125,11 @@ def pair_plan(head_dim, fraction=1.0, *, base=10000.0, kind="neox", layout="half
 
 
 def _check_x(x, head_dim):
-    if isinstance(x, torch.Tensor):
-        if not x.is_floating_point():
-            raise TypeError(f"x must be a floating-point tensor, got dtype {x.dtype}")
-    else:
-        x = np.asarray(x)
-        if x.dtype.type not in (np.float16, np.float32, np.float64):
-            raise TypeError(f"x must be a floating-point array (float16, float32 or float64), got dtype {x.dtype}")
-    if x.ndim < 2 or x.shape[-1] != head_dim:
-        raise ValueError(f"x must have shape (..., n, head_dim={head_dim}), got {tuple(x.shape)}")
-    return x
+    """x of shape (..., n, head_dim) for this plan, its floats checked as relative.rope checks them."""
+    shape = tuple(x.shape) if isinstance(x, torch.Tensor) else np.shape(x)
+    if len(shape) < 2 or shape[-1] != head_dim:
+        raise ValueError(f"x must have shape (..., n, head_dim={head_dim}), got {shape}")
+    return _check_floats(x)
 
 
 def apply_pairs(x, plan, positions=None):
