@@ -158,6 +158,36 @@ def where_the_time_went(ours, theirs, ids):
     return out
 
 
+def product_flops(config, n):
+    """Floating-point operations of one forward's matrix products over n tokens: 2 per multiply-add, every
+    layer's q, k, v, o, gate, up and down, and the logits (n x dim against the vocabulary)."""
+    kv = config.n_kv_heads * config.head_dim
+    per_layer = config.dim * (2 * config.dim + 2 * kv) + 3 * config.dim * config.hidden_dim
+    return 2 * n * (config.n_layers * per_layer + config.dim * config.vocab_size)
+
+
+def machine_product_rate(repeats=5):
+    """GFLOP/s of this machine's float32 matrix product on one MLP-sized product (2,048 x 576 by 576 x 3,072)."""
+    x, w = torch.randn(2048, 576), torch.randn(3072, 576)
+    F.linear(x, w)
+    best = min(_timed(lambda _: F.linear(x, w), None)[0] for _ in range(repeats))
+    return 2 * 2048 * 576 * 3072 / best / 1e9
+
+
+def what_bounds_the_ratio(profiles, config, n):
+    """Lines saying how close the products run to this machine's own rate, and the best ratio the same arithmetic
+    allows: pe_lib's products and attention alone (everything else free) against transformers' whole forward."""
+    ours, theirs = profiles["pe_lib"], profiles["transformers"]
+    kernels = ours["matrix products"][0] + ours["attention"][0]
+    rate = product_flops(config, n) / ours["matrix products"][0] / 1e9
+    return (
+        f"pe_lib's products: {rate:.0f} GFLOP/s; one large product alone on this machine: {machine_product_rate():.0f}"
+        f" GFLOP/s\nfloor: pe_lib's products + attention alone (everything else free) = "
+        f"{kernels / sum(v[0] for v in theirs.values()):.2f} x transformers' forward: the same arithmetic in the same "
+        "kernels cannot go below it; only less arithmetic can (e.g. the logits of the last position only)"
+    )
+
+
 MEMORY_PROBE = """
 import json, sys, torch
 from pe_lib import llama, smollm
@@ -226,6 +256,7 @@ def main(argv=None, models=None):
             cells = [f"{by_kind[k][0]:>13.2f} s ({by_kind[k][1]:>3})" for k in kinds[:2]]
             cells.append(f"{by_kind[kinds[2]][0]:>20.2f} s")
             print(f"{name:<27}{''.join(cells)}{sum(v[0] for v in by_kind.values()):>8.2f} s")
+        print(what_bounds_the_ratio(profiles, ours.config, args.profile_length))
     if not args.no_memory:
         n = max(args.lengths)
         peaks = {name: peak_memory(n, separate) for name, separate in (("pe_lib", False), ("before", True))}

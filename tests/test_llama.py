@@ -452,6 +452,18 @@ def test_the_benchmark_runs_and_compares_the_same_logits(real, capsys):
     assert out.count("load average") == 2 and "where the time of one forward went" in out and "VmHWM" in out
     profile = out.split("where the time of one forward went")[1]
     assert "(121)" in profile and "(211)" in profile  # 4 products a layer + the logits, against 7 + the logits
+    assert "GFLOP/s" in profile and "floor:" in profile
+
+
+def test_product_flops_count_every_product_of_a_forward():
+    """2 operations per weight of every linear layer and of the (tied) embedding, per token: counted from the model."""
+    model = _tiny()
+    linear = sum(m.weight.numel() for m in model.modules() if isinstance(m, torch.nn.Linear))
+    weights = linear + model.embed.weight.numel()
+    assert bench_llama.product_flops(model.config, 3) == 2 * 3 * weights
+    smollm2 = llama.LlamaConfig(vocab_size=49152, dim=576, n_layers=30, n_heads=9, n_kv_heads=3, hidden_dim=1536)
+    # SmolLM2's 134,515,008 parameters less its 61 norms' 35,136: 2 x 512 x 134,479,872
+    assert bench_llama.product_flops(smollm2, 512) == 2 * 512 * (134_515_008 - 61 * 576)
 
 
 def test_separate_products_are_the_same_model():
