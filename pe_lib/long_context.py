@@ -143,8 +143,9 @@ def final_hidden_states(model, ids):
         return model.hidden_states(ids)
 
 
-def token_losses(model, ids, *, chunk=1024):
-    """Cross-entropy (nats) of each next token, (n - 1,) float32, for ids (1, n); logits `chunk` rows at a time."""
+def token_losses(model, ids, *, chunk=256):
+    """Cross-entropy (nats) of each next token, (n - 1,) float32, for ids (1, n); logits `chunk` rows at a time
+    (256 rows of SmolLM2's logits and their log-softmax: 100 MB, where 16,384 rows at once would be 6.4 GB)."""
     chunk = _validate.positive_int("chunk", chunk)
     if not isinstance(ids, torch.Tensor) or ids.dim() != 2 or ids.shape[0] != 1 or ids.shape[1] < 2:
         shape = tuple(ids.shape) if isinstance(ids, torch.Tensor) else type(ids).__name__
