@@ -1,17 +1,19 @@
 """SmolLM2-135M-Instruct as transformers reads it from the same GGUF file, read once per machine and cached.
 
-    reference = smollm_transformers.load()   # transformers' LlamaForCausalLM, float32, eval mode
+    reference = smollm_transformers.load()             # transformers' LlamaForCausalLM, float32, eval mode
+    tokenizer = smollm_transformers.load_tokenizer()   # transformers' tokenizer read from the same GGUF
 
 transformers' from_pretrained(..., gguf_file=...) parses the GGUF's metadata and dequantizes its tensors in
-Python: 14-45 s on two cores, every time. What it builds is deterministic, so the first call saves that model
-(save_pretrained: safetensors and config.json) in the cache directory (smollm.cache_dir(), $PE_LIB_CACHE) and
-later calls load the saved copy in about a second. The tests, and ch10_real's record of what transformers does
-with packed documents, compare pe_lib with this model.
+Python: 14-45 s on two cores, every time (its tokenizer alone: 6-8 s). What it builds is deterministic, so the
+first call saves the model and the tokenizer (save_pretrained: safetensors, config.json, tokenizer.json) in the
+cache directory (smollm.cache_dir(), $PE_LIB_CACHE) and later calls load the saved copies in about a second. The
+tests, and ch10_real's record of what transformers does with packed documents, compare pe_lib with these.
 
 A stale copy is never read: the folder's name holds the GGUF's sha256 and the versions of every package
 transformers' GGUF reading runs (transformers, torch, gguf, numpy, kernels), so a change of any makes a new
 folder. Before a copy is kept it is loaded back and compared with the model transformers just built: every
-weight bit for bit, the config, the logits of a few tokens. It is written into a temporary folder and renamed
+weight bit for bit, the config, the logits of a few tokens; the tokenizer's vocabulary, merges, pre-tokenizer,
+special tokens and chat template, and the ids it gives a text. It is written into a temporary folder and renamed
 into place, under a file lock, so that two processes (pytest-xdist's workers) build it once and never read
 half of it. benchmarks/bench_llama.py times transformers' own GGUF load and does not use this copy.
 """
@@ -104,9 +106,22 @@ def differences(built, saved, config=None):
     return found
 
 
+def tokenizer_differences(built, saved):
+    """What the saved tokenizer does not share with the one transformers built: [] when it is the same tokenizer."""
+    text = "<|im_start|>user\nPositions matter: 12 + 7 =  19.\n\n1. ok<|im_end|>"
+    checks = {
+        "class": lambda t: type(t).__name__,
+        "vocabulary, merges, pre-tokenizer and decoder": lambda t: t.backend_tokenizer.to_str(),
+        "special tokens": lambda t: (t.special_tokens_map, t.all_special_ids),
+        "chat template": lambda t: t.chat_template,
+        "ids of a text": lambda t: (t.encode(text), t.encode(text, add_special_tokens=False)),
+    }
+    return [f"tokenizer {name}" for name, read in checks.items() if read(built) != read(saved)]
+
+
 def _build(gguf, folder):
-    """transformers' reading of the GGUF, saved in folder (a temporary one) and checked against the model it built."""
-    from transformers import AutoModelForCausalLM
+    """transformers' reading of the GGUF, saved in folder (a temporary one) and checked against what it built."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
 
     smollm._say("transformers reads the GGUF (once; later loads read its saved copy)")
     built = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name, dtype=torch.float32).eval()
@@ -116,6 +131,9 @@ def _build(gguf, folder):
     vars(built.config).pop("quantization_config", None)
     built.save_pretrained(folder)
     found = differences(built, _read(folder), config)
+    tokenizer = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
+    tokenizer.save_pretrained(folder / "tokenizer")  # a folder of its own: config.json must not choose its class
+    found += tokenizer_differences(tokenizer, AutoTokenizer.from_pretrained(str(folder / "tokenizer")))
     if found:
         raise RuntimeError(f"transformers' saved copy of {gguf.name} is not the model it built: {'; '.join(found)}")
 
@@ -132,7 +150,7 @@ def ensure(gguf=None, build=_build):
         temporary = Path(tempfile.mkdtemp(dir=folder.parent, prefix=f".{folder.name}."))
         try:
             build(gguf, temporary)
-            for path in (temporary, *temporary.iterdir()):  # mkdtemp makes it private; a cache is readable by all
+            for path in (temporary, *temporary.rglob("*")):  # mkdtemp makes it private; a cache is readable by all
                 path.chmod(0o755 if path.is_dir() else 0o644)
             try:
                 os.rename(temporary, folder)
@@ -153,3 +171,10 @@ def load(attn_implementation="sdpa"):
     """
     attn_implementation = _validate.choice("attn_implementation", attn_implementation, ATTENTION)
     return _read(ensure(), attn_implementation=attn_implementation)
+
+
+def load_tokenizer():
+    """transformers' tokenizer as it reads SmolLM2-135M-Instruct's GGUF (AutoTokenizer, gguf_file=...), saved once."""
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(str(ensure() / "tokenizer"))

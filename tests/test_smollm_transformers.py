@@ -105,3 +105,19 @@ def test_differences_name_what_a_saved_copy_changed(tmp_path):
     assert st.differences(built, saved) == ["weight model.layers.0.mlp.up_proj.weight"]
     saved = st._read(tmp_path, rms_norm_eps=1e-3)
     assert st.differences(built, saved) == [f"config rms_norm_eps: {config.rms_norm_eps!r} != 0.001"]
+
+
+def test_tokenizer_differences_name_what_a_saved_copy_changed(tmp_path):
+    from tokenizers import Tokenizer, models, pre_tokenizers
+
+    backend = Tokenizer(models.WordLevel({"<unk>": 0, "<s>": 1, "positions": 2, "matter": 3}, unk_token="<unk>"))
+    backend.pre_tokenizer = pre_tokenizers.Whitespace()
+    built = transformers.PreTrainedTokenizerFast(tokenizer_object=backend, unk_token="<unk>", bos_token="<s>")
+    built.save_pretrained(tmp_path)
+    saved = transformers.AutoTokenizer.from_pretrained(str(tmp_path))
+    assert st.tokenizer_differences(built, saved) == []
+    saved.backend_tokenizer.pre_tokenizer = pre_tokenizers.Sequence([pre_tokenizers.Digits(individual_digits=True)])
+    assert st.tokenizer_differences(built, saved) == [
+        "tokenizer vocabulary, merges, pre-tokenizer and decoder",
+        "tokenizer ids of a text",
+    ]
