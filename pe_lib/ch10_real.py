@@ -192,17 +192,13 @@ def transformers_packing(first, second):
     The model is SmolLM2-135M-Instruct read by transformers from the same GGUF file (smollm.gguf_path()), in
     float32; first and second are 1-D int64 token ids. Each call of TRANSFORMERS_PACKING is run on the second
     document's tokens and compared with model(second). model(ids, position_ids=resets) keeps the config's
-    use_cache=True: the default forward builds a cache. Loading takes tens of seconds.
+    use_cache=True: the default forward builds a cache. transformers' reading of the GGUF takes tens of seconds the
+    first time; smollm_transformers keeps it.
     """
-    import transformers
-
-    from . import smollm
+    from . import smollm_transformers
 
     first, second = _rows([first, second])
-    path = smollm.gguf_path()
-    reference = transformers.AutoModelForCausalLM.from_pretrained(
-        str(path.parent), gguf_file=path.name, dtype=torch.float32
-    ).eval()
+    reference = smollm_transformers.load()
     n = len(first) + len(second)
     ids = torch.cat([first, second])[None]
     resets = torch.cat([torch.arange(len(first)), torch.arange(len(second))])[None]

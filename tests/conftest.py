@@ -2,6 +2,7 @@
 
 import os
 import shutil
+import sys
 
 import matplotlib
 
@@ -9,6 +10,14 @@ matplotlib.use("Agg")  # before anything imports pyplot: no window, the renderer
 # Nothing comes from a model hub: transformers (the reference) and the notebooks' kernels, which inherit this
 # environment, fail at once instead of trying the network.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+# pytest-xdist runs one worker per core: torch's default of a thread per core in each worker puts twice as many
+# threads as cores to work, and OpenMP's threads then wait for each other (measured on 2 cores: two workers running
+# the SmolLM2 tests took about 3 times as long with 2 threads each as with 1). One thread per worker, for its child
+# processes too; a run without xdist keeps torch's default.
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    if "torch" in sys.modules:  # already imported: the variable is read when torch loads
+        sys.modules["torch"].set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
 
 import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
@@ -18,6 +27,18 @@ import pytest  # noqa: E402
 def _close_figures():
     yield
     plt.close("all")
+
+
+@pytest.fixture
+def caller_threads():
+    """The caller's torch thread count set to 2 for the test (given back after): not the 1 thread every training
+    uses, so that a test can see a training give the caller's count back (an xdist worker's own count is 1)."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    yield 2
+    torch.set_num_threads(before)
 
 
 CHROMIUM_ARGS = [

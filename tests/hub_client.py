@@ -40,7 +40,7 @@ class Student:
                 break
             if time.monotonic() > deadline:
                 raise AssertionError(f"{self.name}'s server did not start within {wait_s} s (last page {page.url})")
-            time.sleep(1)  # the spawn-pending page: JupyterHub is still starting the server
+            time.sleep(0.25)  # the spawn-pending page: JupyterHub is still starting the server
         found = re.search(r'data-jupyter-api-token="(\w+)"', page.text)
         if found is None:
             raise AssertionError(f"nbgitpuller's page for {self.name} carries no API token")

@@ -32,6 +32,7 @@ from pe_lib import (
     precision,
     rope_config,
     smollm,
+    smollm_transformers,
 )
 from pe_lib import ch01_order as ch01
 from pe_lib import ch02_naive as ch02
@@ -742,6 +743,11 @@ CASES = {
     ),
     "ch10 panels": (lambda: ch10.bugs_figure([]), TypeError, ["panels", "list"]),
     "smollm qk_layout": (lambda: smollm.load(qk_layout="neox"), ValueError, ["qk_layout", "'neox'", "'interleaved'"]),
+    "smollm_transformers attn_implementation": (
+        lambda: smollm_transformers.load(attn_implementation="flash_attention_2"),
+        ValueError,
+        ["attn_implementation", "'flash_attention_2'", "'eager'"],
+    ),
     # what the heads of a real model do (pe_lib.heads)
     "heads model": (lambda: heads.pair_norms("model"), TypeError, ["model", "pe_lib.llama.Llama", "str"]),
     "heads layers int": (

@@ -22,7 +22,7 @@ def test_train_works_inside_no_grad_and_inference_mode(context):
 
 
 @pytest.mark.parametrize("deterministic, warn_only", [(False, False), (True, True), (True, False)])
-def test_train_restores_the_deterministic_mode_and_its_warn_only_flag(deterministic, warn_only):
+def test_train_restores_the_deterministic_mode_and_its_warn_only_flag(deterministic, warn_only, caller_threads):
     before = torch.are_deterministic_algorithms_enabled(), torch.is_deterministic_algorithms_warn_only_enabled()
     threads = torch.get_num_threads()
     try:
@@ -193,7 +193,7 @@ def test_without_positions_the_encoder_is_permutation_equivariant():
         assert torch.allclose(model(tokens[:, order]), model(tokens)[:, order], atol=1e-5)
 
 
-def test_training_is_deterministic_and_leaves_the_caller_state_alone():
+def test_training_is_deterministic_and_leaves_the_caller_state_alone(caller_threads):
     torch.manual_seed(123)
     expected_next = torch.rand(3)
     torch.manual_seed(123)

@@ -79,7 +79,7 @@ def test_config_places_the_tests():
 # --- training and tests ---------------------------------------------------------------------
 
 
-def test_training_is_deterministic_and_leaves_the_caller_state_alone():
+def test_training_is_deterministic_and_leaves_the_caller_state_alone(caller_threads):
     torch.manual_seed(123)
     before = torch.get_rng_state()
     threads = torch.get_num_threads()

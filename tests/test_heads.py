@@ -5,10 +5,9 @@ layouts; the previous-token and first-token scores on hand-made attention."""
 import numpy as np
 import pytest
 import torch
-import transformers
 from test_llama import _hf_twin, _ids, _tiny
 
-from pe_lib import heads, smollm
+from pe_lib import heads, smollm, smollm_transformers
 
 
 def _eager_attentions(hf, ids, position_ids=None):
@@ -145,10 +144,7 @@ def test_bad_input_gets_a_clear_error(call, error, words):
 @pytest.mark.slow
 def test_smollm2_probabilities_equal_transformers_reading_the_same_gguf():
     model, tokenizer = smollm.load()
-    path = smollm.gguf_path()
-    reference = transformers.AutoModelForCausalLM.from_pretrained(
-        str(path.parent), gguf_file=path.name, dtype=torch.float32, attn_implementation="eager"
-    ).eval()
+    reference = smollm_transformers.load(attn_implementation="eager")  # transformers' reading of the same GGUF
     ids = torch.tensor([tokenizer.encode("Positions enter a Llama only through the rotation of q and k. " * 4)])
     theirs = _eager_attentions(reference, ids)
     layers = [0, 3, 16, 29]

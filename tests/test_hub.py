@@ -26,6 +26,7 @@ import subprocess
 import sys
 import time
 import urllib.parse
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import nbformat
@@ -128,7 +129,7 @@ def hub(tmp_path_factory):
         if process.poll() is not None or time.monotonic() > deadline:
             process.terminate()
             raise AssertionError(f"the hub did not start: {(work / 'hub.log').read_text()[-3000:]}")
-        time.sleep(0.5)
+        time.sleep(0.25)
     link = f"{base_url}/hub/user-redirect/git-pull?" + urllib.parse.urlencode(
         {"repo": source.as_uri(), "urlpath": f"lab/tree/{FOLDER}/{NOTEBOOK}", "branch": "main"}
     )
@@ -142,14 +143,21 @@ def hub(tmp_path_factory):
             "work": work,
         }
     finally:
-        for name in STUDENTS:  # stop the servers before the hub, so that none outlives the test
-            requests.delete(f"{base_url}/hub/api/users/{name}/server", headers=admin, timeout=60)
+        # Stop the servers before the hub, so that none outlives the test; all at once, as each stop mostly waits
+        # for its server to shut its kernels down (1-4 s each, one after another).
+        with ThreadPoolExecutor(len(STUDENTS)) as stopping:
+            stops = [
+                stopping.submit(requests.delete, f"{base_url}/hub/api/users/{name}/server", headers=admin, timeout=60)
+                for name in STUDENTS
+            ]
         process.terminate()
         try:
             process.wait(60)
         except subprocess.TimeoutExpired:
             process.kill()
         log.close()
+        for stop in stops:
+            stop.result()  # a request that failed is reported, once the hub is down
 
 
 def _branch_of(repo_dir):
@@ -169,8 +177,8 @@ def test_the_link_is_the_one_teaching_md_gives(hub):
 @pytest.fixture(scope="module")
 def students(hub):
     """alice and bob logged in, their servers started by the nbgitpuller link, the course pulled."""
-    started = {}
-    for name in ("alice", "bob"):
+
+    def arrive(name):  # both at once, as a class arrives: their servers start side by side
         student = Student(hub["url"], name, hub["password"])
         start = time.perf_counter()
         student.open_link(hub["link"], SPAWN_S)
@@ -178,8 +186,10 @@ def students(hub):
         print(
             f"\n{name}: server started and course pulled in {time.perf_counter() - start:.1f} s ({len(events)} events)"
         )
-        started[name] = student
-    return started
+        return student
+
+    with ThreadPoolExecutor(2) as arriving:
+        return dict(zip(("alice", "bob"), arriving.map(arrive, ("alice", "bob")), strict=True))
 
 
 @pytest.mark.parametrize("name", ["alice", "bob"])
@@ -270,11 +280,11 @@ def test_a_student_in_a_browser(hub, browser):
         page.wait_for_load_state()
         page.goto(hub["link"], timeout=60_000)
         path = f"{FOLDER}/{NOTEBOOK}"
-        page.wait_for_function(JS_LAB_READY, arg=path, timeout=(SPAWN_S + 120) * 1000, polling=500)
+        page.wait_for_function(JS_LAB_READY, arg=path, timeout=(SPAWN_S + 120) * 1000, polling=250)
         assert page.url.startswith(f"{hub['url']}/user/carol/lab"), page.url
         opened = time.perf_counter() - start
         page.evaluate(JS_RUN_ALL)
-        page.wait_for_function(f"({JS_FINISHED})().done", timeout=300_000, polling=500)
+        page.wait_for_function(f"({JS_FINISHED})().done", timeout=300_000, polling=250)
         errors = page.evaluate(JS_FINISHED)["errors"]
         assert not errors, f"notebook 01 failed in carol's JupyterLab: {errors}"
         explorer = page.locator(".pe-explorer").first

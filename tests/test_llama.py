@@ -12,7 +12,7 @@ import torch
 import transformers
 
 import pe_lib
-from pe_lib import llama, smollm
+from pe_lib import llama, smollm, smollm_transformers
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 
@@ -377,11 +377,7 @@ def test_bad_input_gets_a_clear_error(call, error, words):
 @pytest.fixture(scope="module")
 def real():
     model, tokenizer = smollm.load()
-    path = smollm.gguf_path()
-    reference = transformers.AutoModelForCausalLM.from_pretrained(
-        str(path.parent), gguf_file=path.name, dtype=torch.float32
-    )
-    return model, tokenizer, reference.eval()
+    return model, tokenizer, smollm_transformers.load()  # transformers' reading of the GGUF (saved once, checked)
 
 
 @pytest.mark.slow

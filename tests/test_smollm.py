@@ -191,10 +191,9 @@ def test_tokenizer_bad_input(loaded):
 
 @pytest.fixture(scope="module")
 def reference_tokenizer():
-    from transformers import AutoTokenizer
+    from pe_lib import smollm_transformers
 
-    path = smollm.gguf_path()
-    return AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
+    return smollm_transformers.load_tokenizer()  # transformers' reading of the GGUF (saved once, checked)
 
 
 # Where transformers' tokenizer from the GGUF splits differently: it drops the model's Digits step

@@ -51,7 +51,7 @@ def test_run_plan_keeps_plan_order_and_reports_progress():
         sweeps.run_plan(_square, [(1,)], jobs=0)
 
 
-def test_reproducible_gives_back_the_callers_torch_state():
+def test_reproducible_gives_back_the_callers_torch_state(caller_threads):
     torch.manual_seed(5)
     before, threads = torch.get_rng_state(), torch.get_num_threads()
     with sweeps.reproducible(1):
