@@ -16,7 +16,6 @@ machine's own kernels instead.
 """
 
 import os
-import sys
 from pathlib import Path
 
 SANITIZE = Path(__file__).resolve().parent / "tests" / "nbval_sanitize.cfg"
@@ -58,22 +57,7 @@ def _portable_kernels():
     kernel.start_new_kernel = start_portable
 
 
-def _share_the_cores():
-    """Under pytest-xdist, give each worker (and the kernels, servers and processes it starts) its share of the
-    cores: with torch's default, two workers on two cores run four threads, and OpenMP's threads spin waiting for
-    a core the other worker holds. A thread count already set in the environment wins."""
-    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
-    if workers < 2:
-        return
-    share = str(max(1, (os.cpu_count() or 1) // workers))
-    for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-        os.environ.setdefault(name, share)
-    if "torch" in sys.modules:  # imported before this hook: its thread pool has read the environment already
-        sys.modules["torch"].set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
-
-
 def pytest_configure(config):
-    _share_the_cores()
     if not config.pluginmanager.hasplugin("nbval"):
         return  # -p no:nbval: the notebooks are not collected
     option = config.option
