@@ -740,8 +740,11 @@ def test_a_link_opens_its_document(lab):
         link.click()
         expected = (lab.server["clone"] / "docs" / "sources.md").relative_to(lab.server["root"]).as_posix()
         # the path is set when the widget opens; its rendered heading comes a moment later
-        page.wait_for_function(f"() => {{ const d = ({JS_CURRENT_DOCUMENT})(); return d?.path === {json.dumps(expected)}"
-                               " && d.markdown && d.text.length > 0; }", timeout=30_000)
+        page.wait_for_function(
+            f"() => {{ const d = ({JS_CURRENT_DOCUMENT})(); return d?.path === {json.dumps(expected)}"
+            " && d.markdown && d.text.length > 0; }",
+            timeout=30_000,
+        )
         opened = page.evaluate(JS_CURRENT_DOCUMENT)
         assert opened["markdown"] and "claims this course corrects" in opened["text"].lower(), opened
     finally:
