@@ -7,7 +7,8 @@ own; JupyterLab runs it. For each explorer the test checks, in the page as a rea
   control has an accessible name, the figure has one (its title: the explorer's alt text);
 - every control is reached with the Tab key alone, one after the other, from the first;
 - each control is operated from the keyboard (arrow keys on sliders and selects, Space on a checkbox,
-  Enter on a toggle button) and each such key press changes the figure and its alt text.
+  Enter on a toggle button but the one already selected) and each such key press changes the figure and its
+  alt text.
 
     .venv/bin/python -m pytest -o addopts="" -p no:cacheprovider -s tests/test_accessibility.py
 
