@@ -94,8 +94,10 @@ def series_styles(ax):
 
 
 def _pixels(figure):
+    """The figure drawn, each pixel's RGB as one integer (0xRRGGBB): counting colours is then a 1-D count."""
     figure.canvas.draw()
-    return np.asarray(figure.canvas.buffer_rgba())[..., :3] / 255.0
+    rgb = np.asarray(figure.canvas.buffer_rgba())[..., :3].astype(np.uint32)
+    return (rgb[..., 0] << 16) | (rgb[..., 1] << 8) | rgb[..., 2]
 
 
 def _background(text, pixels, renderer):
@@ -104,11 +106,12 @@ def _background(text, pixels, renderer):
     height = pixels.shape[0]
     rows = slice(max(0, int(height - box.y1)), max(0, int(np.ceil(height - box.y0))))
     cols = slice(max(0, int(box.x0)), max(0, int(np.ceil(box.x1))))
-    patch = pixels[rows, cols].reshape(-1, 3)
+    patch = pixels[rows, cols].ravel()
     if patch.size == 0:
         return None
-    colours, counts = np.unique(np.round(patch, 3), axis=0, return_counts=True)
-    return tuple(colours[np.argmax(counts)])
+    codes, counts = np.unique(patch, return_counts=True)  # sorted: a tie goes to the lowest (r, g, b)
+    code = int(codes[np.argmax(counts)])
+    return tuple(np.round(np.array([code >> 16, (code >> 8) & 0xFF, code & 0xFF]) / 255.0, 3))
 
 
 def figure_problems(figure, *, min_delta_e=MIN_DELTA_E, min_contrast=MIN_TEXT_CONTRAST):
