@@ -19,7 +19,6 @@ half of it. benchmarks/bench_llama.py times transformers' own GGUF load and does
 """
 
 import contextlib
-import hashlib
 import importlib.metadata
 import os
 import shutil
@@ -50,11 +49,7 @@ def _version(package):
 
 @lru_cache
 def _sha256(path, size, mtime_ns):  # size and mtime in the key: a replaced file is hashed again
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
+    return smollm._sha256(path)
 
 
 def cache_folder(gguf=None):
