@@ -29,6 +29,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+import text_contrast
 
 pytestmark = pytest.mark.slow
 
@@ -347,10 +348,66 @@ JS_SETTLED = (
 )
 
 
+# Syntax-highlighted code holds an element per token: on a notebook's page, nine tenths of the text axe-core's
+# colour-contrast rule measures, and three quarters of its time (nb 05: 8.4 s a scheme, 2.1 s without the code).
+# That rule is pointed away from the code, and tests/text_contrast.py measures every token in the page instead:
+# the same colours and backgrounds to 0.01 (test_the_code_contrast_check_measures_what_axe_core_measures),
+# punctuation included, which axe-core leaves out.
+CODE = ".highlight"
+AXE_CONTRAST_OUTSIDE_CODE = {"rules": [{"id": "color-contrast", "selector": f"*:not({CODE} *)"}]}
+JS_AXE = """async ([configuration, options]) => {
+  if (configuration) axe.configure(configuration);
+  return (await axe.run(document, options)).violations.map(v => ({id: v.id, impact: v.impact,
+    nodes: v.nodes.map(node => node.target)}));
+}"""
+# axe-core's colour-contrast measures in the code: the ratio on each element it checked, as text_contrast.MARK.
+JS_MARK_AXE_CONTRAST = """async ([code, mark]) => {
+  axe.reset();
+  const results = await axe.run(document, {runOnly: {type: "rule", values: ["color-contrast"]}, elementRef: true,
+                                          resultTypes: ["passes", "violations", "incomplete"]});
+  let marked = 0;
+  for (const kind of ["passes", "violations", "incomplete"]) {
+    for (const rule of results[kind]) {
+      for (const node of rule.nodes) {
+        if (!node.element.closest(code)) continue;
+        const data = (node.any[0] || {}).data || {};
+        node.element.setAttribute(mark, `${kind} ${data.contrastRatio}`);
+        marked += 1;
+      }
+    }
+  }
+  return marked;
+}"""
+
+
+def _axe_violations(page, name, scheme, found):
+    """Every axe-core rule (colour contrast outside the code) and the code's contrast, on the page as shown."""
+    for violation in page.evaluate(JS_AXE, [AXE_CONTRAST_OUTSIDE_CODE, {"resultTypes": ["violations"]}]):
+        rule = f"{violation['id']} ({violation['impact']}, {scheme} mode)"
+        found.setdefault(rule, []).append(f"{name}: {violation['nodes'][:3]}")
+    code = text_contrast.texts(page, CODE)
+    for problem in text_contrast.problems(code, name):
+        found.setdefault(f"code contrast ({scheme} mode)", []).append(problem)
+    return sum(text["count"] for text in code)
+
+
+def _load(page, url, scheme):
+    page.emulate_media(color_scheme=scheme)
+    # network idle: MathJax typesets after the load event, then fetches its fonts
+    page.goto(url, wait_until="networkidle")
+    page.add_style_tag(content=NO_TRANSITIONS)
+
+
+def _show_in(page, scheme):
+    page.emulate_media(color_scheme=scheme)
+    page.wait_for_function(JS_SETTLED, arg=scheme, polling=50)
+
+
 @pytest.mark.browser
 def test_every_page_passes_axe_core_in_both_colour_schemes(html, served, browser):
     """axe-core (the version axe-playwright-python bundles) finds no violation at all, minor ones included,
-    on any page of the book, in the theme's light and dark modes (which follow the reader's system setting).
+    on any page of the book, in the theme's light and dark modes (which follow the reader's system setting);
+    nor does tests/text_contrast.py in the syntax-highlighted code (WCAG 2.1 AA: 4.5:1).
 
     Each page is loaded once, in light, and checked; then the system setting turns dark (the theme follows
     it: prefers-color-scheme) and the page is checked again. Compared once on every page (2026-11): a page
@@ -360,22 +417,56 @@ def test_every_page_passes_axe_core_in_both_colour_schemes(html, served, browser
 
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     context.route(re.compile(r"^(?!http://127\.0\.0\.1:).*"), lambda route: route.abort())
-    axe, found, pages = Axe(), {}, _book_pages(html)
+    found, pages, tokens = {}, _book_pages(html), 0
     try:
         page = context.new_page()
         for name in pages:
-            page.emulate_media(color_scheme=SCHEMES[0])
-            # network idle: MathJax typesets after the load event, then fetches its fonts
-            page.goto(f"{served}/{name}", wait_until="networkidle")
-            page.add_style_tag(content=NO_TRANSITIONS)
+            _load(page, f"{served}/{name}", SCHEMES[0])
+            page.evaluate(Axe().axe_script)
             for scheme in SCHEMES:
-                page.emulate_media(color_scheme=scheme)
-                page.wait_for_function(JS_SETTLED, arg=scheme, polling=50)
-                for violation in axe.run(page, options={"resultTypes": ["violations"]}).response["violations"]:
-                    nodes = [node["target"] for node in violation["nodes"]][:3]
-                    rule = f"{violation['id']} ({violation['impact']}, {scheme} mode)"
-                    found.setdefault(rule, []).append(f"{name}: {nodes}")
+                _show_in(page, scheme)
+                tokens += _axe_violations(page, name, scheme, found)
     finally:
         context.close()
     print(f"\naxe-core: {len(pages)} pages in {' and '.join(SCHEMES)} mode, {len(found)} kinds of violation")
+    print(f"code: {tokens} highlighted texts measured for contrast")
+    assert tokens > 10_000, f"only {tokens} texts of code measured: did the book's code markup change?"
     assert not found, "axe-core violations:\n" + "\n".join(f"{rule}: {where[:5]}" for rule, where in found.items())
+
+
+@pytest.mark.browser
+def test_the_code_contrast_check_measures_what_axe_core_measures(html, served, browser):
+    """On a page with code, in both schemes: every token axe-core's colour-contrast rule measures is measured by
+    tests/text_contrast.py too, at the same ratio (axe-core rounds to 0.01). A token coloured too light fails both."""
+    from axe_playwright_python.sync_playwright import Axe
+
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    context.route(re.compile(r"^(?!http://127\.0\.0\.1:).*"), lambda route: route.abort())
+    name = "notebooks/solutions/10_real_model_solutions.html"
+    try:
+        page = context.new_page()
+        _load(page, f"{served}/{name}", SCHEMES[0])
+        page.evaluate(Axe().axe_script)
+        for scheme in SCHEMES:
+            _show_in(page, scheme)
+            marked = page.evaluate(JS_MARK_AXE_CONTRAST, [CODE, text_contrast.MARK])
+            code = text_contrast.texts(page, CODE)
+            by_axe = [(text, text["mark"].split()) for text in code if text["mark"]]
+            found = sum(text["count"] for text, _ in by_axe)
+            assert marked > 50 and found == marked, f"{scheme}: axe-core measured {marked} tokens, the check {found}"
+            assert sum(text["count"] for text in code) > marked, "the check measures punctuation too, axe-core not"
+            differ = [
+                (text["text"], kind, ratio, round(text_contrast.ratio(text), 2))
+                for text, (kind, ratio) in by_axe
+                if kind != "passes" or abs(float(ratio) - text_contrast.ratio(text)) > 0.01
+            ]
+            assert not differ, f"{scheme}: where axe-core and the check differ: {differ[:5]}"
+            assert not text_contrast.problems(code, name)
+        _show_in(page, "light")
+        page.add_style_tag(content=f"{CODE} .n {{ color: #999 !important; }}")  # names: 2.8:1 on white
+        too_light = text_contrast.problems(text_contrast.texts(page, CODE), name)
+        assert too_light and all("below 4.5:1" in problem for problem in too_light), too_light[:3]
+        violations = page.evaluate(JS_AXE, [None, {"runOnly": {"type": "rule", "values": ["color-contrast"]}}])
+        assert [violation["id"] for violation in violations] == ["color-contrast"], violations
+    finally:
+        context.close()

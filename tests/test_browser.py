@@ -35,6 +35,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+import text_contrast
 from course_links import learner_files, readme_lab_command, relative_links, resolve, server_root
 
 pytestmark = pytest.mark.browser
@@ -547,63 +548,17 @@ def _slide_problems(number, state):
     return problems
 
 
-# Every piece of text on the slide shown now: its colour, the first opaque background behind it, its size, its kind.
-JS_SLIDE_TEXT = """() => {
-  const found = [];
-  for (const cell of document.querySelectorAll(".jp-deck-mod-onscreen")) {
-    const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
-    const seen = new Set();
-    while (walker.nextNode()) {
-      const element = walker.currentNode.parentElement;
-      if (!walker.currentNode.textContent.trim() || seen.has(element)) continue;
-      seen.add(element);
-      const box = element.getBoundingClientRect(), style = getComputedStyle(element);
-      if (!box.width || !box.height || style.visibility !== "visible" || style.opacity === "0") continue;
-      let background = "rgb(255, 255, 255)";
-      for (let up = element; up; up = up.parentElement) {
-        const colour = getComputedStyle(up).backgroundColor;
-        if (colour && colour !== "transparent" && !/rgba\\(.*, 0\\)$/.test(colour)) { background = colour; break; }
-      }
-      // what kind of text it is, for its least size (MIN_FONT_PX); math is measured at its container
-      const math = element.closest("mjx-container");
-      const kind = math ? "math"
-        : element.closest(".jupyter-widgets") ? "control"
-        : element.closest("h1, h2, h3, h4, h5, h6") ? "heading"
-        : element.closest(".cm-editor, pre, code, .jp-OutputArea-output[data-mime-type^='application/vnd.jupyter.std']")
-          ? "code" : "body";
-      found.push({text: walker.currentNode.textContent.trim().slice(0, 50), color: style.color, background, kind,
-                  size: parseFloat(getComputedStyle(math || element).fontSize),
-                  bold: parseInt(style.fontWeight, 10) >= 700});
-    }
-  }
-  return found;
-}"""
-
-
-def _css_colour(text):
-    """An rgb()/rgba() CSS colour as an RGBA tuple in 0..1."""
-    values = [float(v) for v in re.findall(r"[\d.]+", text)]
-    return (*(v / 255 for v in values[:3]), values[3] if len(values) > 3 else 1.0)
-
-
 def _text_problems(page, number, checked, smallest):
-    """Text on the slide shown now below WCAG 2.1's contrast (4.5:1; 3:1 for large text) or below its least
+    """Text on the slide shown now below WCAG 2.1's contrast (tests/text_contrast.py) or below its least
     size (MIN_FONT_PX), as problems.
 
     checked: a list that gets the number of texts measured on this slide; smallest: {kind: (size, text)},
     updated with the smallest text of each kind seen so far.
     """
-    from pe_lib.colours import contrast_ratio
-
-    problems = []
-    texts = page.evaluate(JS_SLIDE_TEXT)
-    checked.append(len(texts))
+    texts = text_contrast.texts(page, ".jp-deck-mod-onscreen")
+    checked.append(sum(text["count"] for text in texts))
+    problems = text_contrast.problems(texts, f"slide {number}")
     for text in texts:
-        large = text["size"] >= 24 or (text["bold"] and text["size"] >= 18.66)  # WCAG: 18 pt, or 14 pt bold
-        needed = 3.0 if large else 4.5
-        ratio = contrast_ratio(_css_colour(text["color"]), _css_colour(text["background"])[:3])
-        if ratio < needed:
-            problems.append(f"slide {number}: {text['text']!r} at {ratio:.2f}:1, below {needed}:1 ({text})")
         kind, size = text["kind"], text["size"]
         if size < MIN_FONT_PX[kind]:
             least = MIN_FONT_PX[kind]
