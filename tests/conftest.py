@@ -21,6 +21,24 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
 
 import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
+import scheduling  # noqa: E402
+
+_RECORDER = scheduling.recorder()
+
+
+def pytest_collection_modifyitems(items):
+    """The longest groups of tests first (tests/scheduling.py): both xdist workers finish together."""
+    scheduling.longest_first(items, scheduling.recorded())
+
+
+def pytest_runtest_logreport(report):
+    if _RECORDER is not None:
+        _RECORDER.add(report)
+
+
+def pytest_sessionfinish(session):
+    if _RECORDER is not None:
+        _RECORDER.write()
 
 
 @pytest.fixture(autouse=True)

@@ -738,10 +738,28 @@ def test_a_deck_left_open_reopens_and_its_exit_button_leaves_it(lab):
         lab.close_documents()
 
 
+# The notebooks' runs take a third of the suite's time. Two classes are two scopes for pytest-xdist's loadscope
+# (pyproject.toml): each half runs on a worker of its own (with its own JupyterLab), not all on one.
+FIRST_HALF, SECOND_HALF = NOTEBOOKS[0::2], NOTEBOOKS[1::2]  # 01, 03, ... and 02, 04, ...: alike in time
+
+
 @pytest.mark.skipif(not NOTEBOOKS, reason="no notebooks/NN_*.ipynb yet")
-@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=[path.stem for path in NOTEBOOKS])
-def test_notebook_runs_in_jupyterlab(notebook, lab, record_property):
-    """Opens unmodified, runs, every widget renders and moves; then the same page presents it as slides."""
+class TestNotebooksFirstHalf:
+    @pytest.mark.parametrize("notebook", FIRST_HALF, ids=[path.stem for path in FIRST_HALF])
+    def test_notebook_runs_in_jupyterlab(self, notebook, lab, record_property):
+        """Opens unmodified, runs, every widget renders and moves; then the same page presents it as slides."""
+        _runs_in_jupyterlab(notebook, lab, record_property)
+
+
+@pytest.mark.skipif(not NOTEBOOKS, reason="no notebooks/NN_*.ipynb yet")
+class TestNotebooksSecondHalf:
+    @pytest.mark.parametrize("notebook", SECOND_HALF, ids=[path.stem for path in SECOND_HALF])
+    def test_notebook_runs_in_jupyterlab(self, notebook, lab, record_property):
+        """Opens unmodified, runs, every widget renders and moves; then the same page presents it as slides."""
+        _runs_in_jupyterlab(notebook, lab, record_property)
+
+
+def _runs_in_jupyterlab(notebook, lab, record_property):
     relative = "/".join(filter(None, [lab.server["notebooks"], notebook.relative_to(NOTEBOOK_DIR).as_posix()]))
     start = time.perf_counter()
     page = lab.open(relative)
