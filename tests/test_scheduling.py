@@ -60,6 +60,7 @@ def test_every_recorded_group_is_a_module_or_class_of_the_suite():
         if not (ROOT / path).is_file():
             stale.append(group)
         elif rest:
-            classes = {node.name for node in ast.parse((ROOT / path).read_text()).body if isinstance(node, ast.ClassDef)}
+            module = ast.parse((ROOT / path).read_text())
+            classes = {node.name for node in module.body if isinstance(node, ast.ClassDef)}
             stale += [group] if rest[0] not in classes else []
     assert not stale, f"tests/durations.json names groups that no longer exist (record it again): {stale}"
