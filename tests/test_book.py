@@ -380,8 +380,9 @@ JS_MARK_AXE_CONTRAST = """async ([code, mark]) => {
 }"""
 
 
-def _axe_violations(page, name, scheme, found):
-    """Every axe-core rule (colour contrast outside the code) and the code's contrast, on the page as shown."""
+def _check_shown_page(page, name, scheme, found):
+    """Every axe-core rule (colour contrast outside the code) and the code's contrast, on the page as shown: the
+    problems go into `found`; returns how many texts of code were measured."""
     for violation in page.evaluate(JS_AXE, [AXE_CONTRAST_OUTSIDE_CODE, {"resultTypes": ["violations"]}]):
         rule = f"{violation['id']} ({violation['impact']}, {scheme} mode)"
         found.setdefault(rule, []).append(f"{name}: {violation['nodes'][:3]}")
@@ -389,6 +390,13 @@ def _axe_violations(page, name, scheme, found):
     for problem in text_contrast.problems(code, name):
         found.setdefault(f"code contrast ({scheme} mode)", []).append(problem)
     return sum(text["count"] for text in code)
+
+
+def _offline_context(browser):
+    """A browser context in which every request off this machine is refused (the book works offline)."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    context.route(re.compile(r"^(?!http://127\.0\.0\.1:).*"), lambda route: route.abort())
+    return context
 
 
 def _load(page, url, scheme):
@@ -415,8 +423,7 @@ def test_every_page_passes_axe_core_in_both_colour_schemes(html, served, browser
     """
     from axe_playwright_python.sync_playwright import Axe
 
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    context.route(re.compile(r"^(?!http://127\.0\.0\.1:).*"), lambda route: route.abort())
+    context = _offline_context(browser)
     found, pages, tokens = {}, _book_pages(html), 0
     try:
         page = context.new_page()
@@ -425,7 +432,7 @@ def test_every_page_passes_axe_core_in_both_colour_schemes(html, served, browser
             page.evaluate(Axe().axe_script)
             for scheme in SCHEMES:
                 _show_in(page, scheme)
-                tokens += _axe_violations(page, name, scheme, found)
+                tokens += _check_shown_page(page, name, scheme, found)
     finally:
         context.close()
     print(f"\naxe-core: {len(pages)} pages in {' and '.join(SCHEMES)} mode, {len(found)} kinds of violation")
@@ -440,8 +447,7 @@ def test_the_code_contrast_check_measures_what_axe_core_measures(html, served, b
     tests/text_contrast.py too, at the same ratio (axe-core rounds to 0.01). A token coloured too light fails both."""
     from axe_playwright_python.sync_playwright import Axe
 
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    context.route(re.compile(r"^(?!http://127\.0\.0\.1:).*"), lambda route: route.abort())
+    context = _offline_context(browser)
     name = "notebooks/solutions/10_real_model_solutions.html"
     try:
         page = context.new_page()

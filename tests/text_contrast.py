@@ -11,7 +11,7 @@ below 1 anywhere above it) or with a shadow is reported, not guessed at.
 
 import re
 
-from pe_lib.colours import contrast_ratio
+from pe_lib.colours import MIN_TEXT_CONTRAST, contrast_ratio
 
 # Every element under `selector` with text of its own (its own text nodes, not only its children's), visible.
 # The backgrounds and opacities of the parents are remembered: a token's parents are shared by thousands.
@@ -67,7 +67,7 @@ def css_colour(text):
 
 def needed(size_px, bold):
     """WCAG 2.1's least contrast: 3:1 for large text (18 pt, or 14 pt bold), else 4.5:1."""
-    return 3.0 if size_px >= 24 or (bold and size_px >= 18.66) else 4.5
+    return 3.0 if size_px >= 24 or (bold and size_px >= 18.66) else MIN_TEXT_CONTRAST
 
 
 def ratio(text):
