@@ -151,6 +151,12 @@ JS_SELECT_FIRST_CELL = """() => {
 }"""
 JS_PRESENTING = """() => document.body.dataset.jpDeckMode === "presenting"
   && window.jupyterapp.shell.currentWidget.hasClass("jp-Deck")"""
+# The cells off the slide, and how many of them the browser still lays out (lab-settings takes them out of the
+# layout: at each key press the deck otherwise restyles the whole notebook).
+JS_OFF_SLIDE_LAID_OUT = """() => {
+  const off = [...window.jupyterapp.shell.currentWidget.node.querySelectorAll(".jp-Cell:not(.jp-deck-mod-onscreen)")];
+  return {off: off.length, laidOut: off.filter(cell => getComputedStyle(cell).display !== "none").length};
+}"""
 JS_ACTIVE_CELL_MOVED = """(before) => window.jupyterapp.shell.currentWidget.content.activeCellIndex !== before"""
 JS_FOCUS_ACTIVE_CELL = """() => window.jupyterapp.shell.currentWidget.content.activeCell.node.focus()"""
 JS_STOP_DECK = """async () => {
@@ -581,6 +587,8 @@ def _present(page, notebook):
     page.evaluate(JS_SELECT_FIRST_CELL)
     page.locator('.jp-NotebookPanel-toolbar [data-command="deck:toggle"]:visible').first.click()
     page.wait_for_function(JS_PRESENTING, timeout=KEY_S * 1000, polling=100)
+    hidden = page.evaluate(JS_OFF_SLIDE_LAID_OUT)
+    assert hidden["off"] > 0 and hidden["laidOut"] == 0, f"cells off the first slide still laid out: {hidden}"
     slides, problems, moved, seen, contrast_checked, smallest = [], [], [], set(), [], {}
     while True:
         state = page.evaluate(JS_DECK_STATE, explorer_cells)
