@@ -499,7 +499,6 @@ def test_an_explorer_nobody_references_is_freed_with_its_widgets_and_figure(cls)
 
     import matplotlib.pyplot as plt
 
-    build(cls)  # the first build warms caches (fonts, data) that are kept on purpose
     gc.collect()
     widgets_before, figures_before = _open_widgets(), len(plt.get_fignums())
     explorer = build(cls)
