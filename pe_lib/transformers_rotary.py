@@ -21,6 +21,7 @@ script call this module. The rules it probes are committed as data (pe_lib/data/
 
 import contextlib
 import copy
+import functools
 import importlib
 import inspect
 import io
@@ -67,6 +68,13 @@ def config_class(model_type):
 
 
 def config_defaults(model_type):
+    """A new instance of the config class with its defaults (a copy: callers may change it)."""
+    return copy.deepcopy(_config_defaults(model_type))
+
+
+@functools.cache
+def _config_defaults(model_type):
+    # Building a config class runs transformers' validators: 1-6 ms a class, and the atlas asks ~3 times a type.
     with quiet():
         return config_class(model_type)()
 
